@@ -1,0 +1,114 @@
+import avro from 'avsc';
+import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import { CodecError } from '../errors.js';
+import { avroSchemas, type AvroRecordTypes, type AvroSchemaName } from '../schemas/generated.js';
+import { frame, readFrame } from './wire-format.js';
+
+export type { AvroRecordTypes, AvroSchemaName };
+
+/** A decoded record: which schema it is (by full name) and its value. */
+export type Decoded = { [N in AvroSchemaName]: { name: N; value: AvroRecordTypes[N]; schemaId: number } }[AvroSchemaName];
+
+export interface AvroCodecOptions {
+  /** Confluent-compatible API base, e.g. http://127.0.0.1:8085/apis/ccompat/v7 */
+  registryUrl: string;
+}
+
+/**
+ * Avro through the schema registry. Subjects follow RecordNameStrategy: the subject of a schema is
+ * its full record name (io.switchyard.event.Track...), so one topic can carry several types and a
+ * direct producer finds each by name. Schemas are registered at start-up (BACKWARD compatibility);
+ * encoding is synchronous after that. Decoding resolves the writer's schema (fetched once per id)
+ * to the schema this build knows, so older and newer producers are both read correctly.
+ */
+export class AvroCodec {
+  readonly registry: SchemaRegistry;
+  private readonly localTypes = new Map<AvroSchemaName, avro.Type>();
+  private readonly idsByName = new Map<AvroSchemaName, number>();
+  private readonly readers = new Map<number, { name: AvroSchemaName; type: avro.Type; resolver: avro.Resolver | undefined }>();
+
+  constructor({ registryUrl }: AvroCodecOptions) {
+    this.registry = new SchemaRegistry({ host: registryUrl }, { [SchemaType.AVRO]: { logicalTypes: {} } });
+    for (const name of Object.keys(avroSchemas) as AvroSchemaName[]) {
+      this.localTypes.set(name, avro.Type.forSchema(avroSchemas[name] as unknown as avro.Schema));
+    }
+  }
+
+  /** Registers (idempotently) the given schemas, or all of them, and remembers their ids. */
+  async register(names: readonly AvroSchemaName[] = Object.keys(avroSchemas) as AvroSchemaName[]): Promise<Map<AvroSchemaName, number>> {
+    for (const name of names) {
+      const { id } = await this.registry.register(
+        { type: SchemaType.AVRO, schema: JSON.stringify(avroSchemas[name]) },
+        { subject: name },
+      );
+      this.idsByName.set(name, id);
+      const type = this.localType(name);
+      this.readers.set(id, { name, type, resolver: undefined });
+    }
+    return new Map(this.idsByName);
+  }
+
+  schemaId(name: AvroSchemaName): number {
+    const id = this.idsByName.get(name);
+    if (id === undefined) throw new CodecError('CODEC_ENCODE', `schema ${name} was not registered by this process`);
+    return id;
+  }
+
+  encode<N extends AvroSchemaName>(name: N, value: AvroRecordTypes[N]): Buffer {
+    const type = this.localType(name);
+    let body: Buffer;
+    try {
+      body = type.toBuffer(value);
+    } catch (err) {
+      throw new CodecError('CODEC_ENCODE', `value is not a valid ${name}: ${(err as Error).message}`, err);
+    }
+    return frame(this.schemaId(name), body);
+  }
+
+  /** Checks a value against a schema without encoding; returns the paths of invalid fields. */
+  invalidPaths<N extends AvroSchemaName>(name: N, value: unknown): string[] {
+    const paths: string[] = [];
+    this.localType(name).isValid(value, { errorHook: (path) => paths.push(path.join('.') || '(root)') });
+    return paths;
+  }
+
+  async decode(value: Buffer | null | undefined): Promise<Decoded> {
+    const { schemaId, body } = readFrame(value);
+    const reader = this.readers.get(schemaId) ?? (await this.loadReader(schemaId));
+    try {
+      const decoded = reader.resolver ? reader.type.fromBuffer(body, reader.resolver) : reader.type.fromBuffer(body);
+      return { name: reader.name, value: decoded, schemaId } as Decoded;
+    } catch (err) {
+      throw new CodecError('CODEC_DECODE', `record with schema id ${schemaId} does not decode as ${reader.name}: ${(err as Error).message}`, err);
+    }
+  }
+
+  private localType(name: AvroSchemaName): avro.Type {
+    const type = this.localTypes.get(name);
+    if (!type) throw new CodecError('CODEC_ENCODE', `unknown schema ${name}`);
+    return type;
+  }
+
+  private async loadReader(schemaId: number) {
+    let writer: avro.Type;
+    try {
+      writer = (await this.registry.getSchema(schemaId)) as unknown as avro.Type;
+    } catch (err) {
+      throw new CodecError('CODEC_UNKNOWN_SCHEMA', `schema id ${schemaId} is not in the registry`, err);
+    }
+    const name = writer.name as AvroSchemaName | undefined;
+    if (!name || !this.localTypes.has(name)) {
+      throw new CodecError('CODEC_UNKNOWN_SCHEMA', `schema id ${schemaId} is ${name ?? 'an unnamed type'}, which this build does not read`);
+    }
+    const type = this.localType(name);
+    let resolver: avro.Resolver;
+    try {
+      resolver = type.createResolver(writer);
+    } catch (err) {
+      throw new CodecError('CODEC_UNKNOWN_SCHEMA', `schema id ${schemaId} (${name}) cannot be read with this build's schema: ${(err as Error).message}`, err);
+    }
+    const reader = { name, type, resolver };
+    this.readers.set(schemaId, reader);
+    return reader;
+  }
+}

@@ -1,0 +1,70 @@
+import type { Admin } from 'kafkajs';
+import type { Logger } from '../logger.js';
+import type { TopicDeclaration } from './topics.js';
+
+export interface EnsureTopicsResult {
+  created: string[];
+  partitionsAdded: string[];
+  configsUpdated: string[];
+}
+
+// DescribeConfigs resource type for topics in the Kafka protocol.
+const TOPIC_RESOURCE = 2;
+
+/**
+ * Makes the broker match the declarations: creates missing topics, adds partitions when a
+ * declaration asks for more (never fewer: Kafka cannot shrink), and sets declared configs that
+ * differ. Running it again changes nothing.
+ */
+export async function ensureTopics(admin: Admin, declarations: TopicDeclaration[], logger?: Logger, replicationFactor = 1): Promise<EnsureTopicsResult> {
+  const result: EnsureTopicsResult = { created: [], partitionsAdded: [], configsUpdated: [] };
+  const existing = new Set(await admin.listTopics());
+  const missing = declarations.filter((d) => !existing.has(d.name));
+  if (missing.length > 0) {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: missing.map((d) => ({
+        topic: d.name,
+        numPartitions: d.partitions,
+        replicationFactor,
+        configEntries: Object.entries(d.configs).map(([name, value]) => ({ name, value })),
+      })),
+    });
+    result.created.push(...missing.map((d) => d.name));
+  }
+
+  const present = declarations.filter((d) => existing.has(d.name));
+  if (present.length === 0) return log(result, logger);
+
+  const metadata = await admin.fetchTopicMetadata({ topics: present.map((d) => d.name) });
+  const grow = present.filter((d) => (metadata.topics.find((t) => t.name === d.name)?.partitions.length ?? 0) < d.partitions);
+  if (grow.length > 0) {
+    await admin.createPartitions({ topicPartitions: grow.map((d) => ({ topic: d.name, count: d.partitions })) });
+    result.partitionsAdded.push(...grow.map((d) => d.name));
+  }
+
+  const described = await admin.describeConfigs({
+    includeSynonyms: false,
+    resources: present.map((d) => ({ type: TOPIC_RESOURCE, name: d.name, configNames: Object.keys(d.configs) })),
+  });
+  for (const decl of present) {
+    const entries = described.resources.find((r) => r.resourceName === decl.name)?.configEntries ?? [];
+    const differs = Object.entries(decl.configs).some(([k, v]) => entries.find((e) => e.configName === k)?.configValue !== v);
+    if (!differs) continue;
+    // Incremental alter is not in kafkajs; alterConfigs replaces the topic's overrides with exactly
+    // the declared set, which is what a declaration means.
+    await admin.alterConfigs({
+      validateOnly: false,
+      resources: [{ type: TOPIC_RESOURCE, name: decl.name, configEntries: Object.entries(decl.configs).map(([name, value]) => ({ name, value })) }],
+    });
+    result.configsUpdated.push(decl.name);
+  }
+  return log(result, logger);
+}
+
+function log(result: EnsureTopicsResult, logger?: Logger): EnsureTopicsResult {
+  if (logger && (result.created.length || result.partitionsAdded.length || result.configsUpdated.length)) {
+    logger.info(result, 'topics updated');
+  }
+  return result;
+}

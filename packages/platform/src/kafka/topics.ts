@@ -1,0 +1,49 @@
+/**
+ * Every topic of the pipeline: its name (one configurable prefix), partitions and settings. The
+ * one place to change a topic; `ensureTopics` applies these declarations.
+ */
+export interface TopicDeclaration {
+  name: string;
+  partitions: number;
+  /** Topic-level configs (cleanup.policy, retention.ms...). */
+  configs: Record<string, string>;
+  purpose: string;
+}
+
+export interface TopicSettings {
+  prefix: string;
+  /** Partitions of the high-volume topics (ingest, delivery, retry tiers). */
+  partitions: number;
+  /** Number of retry tiers (each has its own topic). */
+  retryTiers: number;
+}
+
+const DAY_MS = 86_400_000;
+
+export function topicNames(prefix: string) {
+  return {
+    ingest: `${prefix}ingest`,
+    delivery: `${prefix}delivery`,
+    retry: (tier: number) => `${prefix}delivery.retry.${tier}`,
+    deadLetter: `${prefix}dead-letter`,
+    invalidEvents: `${prefix}invalid-events`,
+    config: `${prefix}config`,
+  };
+}
+
+export type TopicNames = ReturnType<typeof topicNames>;
+
+export function topicDeclarations({ prefix, partitions, retryTiers }: TopicSettings): TopicDeclaration[] {
+  const names = topicNames(prefix);
+  const delete7d = { 'cleanup.policy': 'delete', 'retention.ms': String(7 * DAY_MS) };
+  return [
+    { name: names.ingest, partitions, configs: delete7d, purpose: 'every accepted call, Avro (7 event types); key sourceId:userId' },
+    { name: names.delivery, partitions, configs: delete7d, purpose: 'one delivery task per (event, webhooks destination); key destinationId:userId' },
+    ...Array.from({ length: retryTiers }, (_, i) => ({
+      name: names.retry(i + 1), partitions, configs: delete7d, purpose: `delivery tasks waiting for retry tier ${i + 1}`,
+    })),
+    { name: names.deadLetter, partitions: 1, configs: { 'cleanup.policy': 'delete', 'retention.ms': String(30 * DAY_MS) }, purpose: 'tasks that will not be retried, with the reason; replayable' },
+    { name: names.invalidEvents, partitions: 1, configs: { 'cleanup.policy': 'delete', 'retention.ms': String(7 * DAY_MS) }, purpose: 'events refused by ingest and records no stage could decode' },
+    { name: names.config, partitions: 1, configs: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS) }, purpose: 'sources and destinations, latest record per key; deletes are tombstones' },
+  ];
+}

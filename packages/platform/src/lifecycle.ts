@@ -1,0 +1,79 @@
+import type { Logger } from './logger.js';
+
+/**
+ * Readiness: a service is ready when every named check it registered reports true (Kafka
+ * connected, schemas registered, configuration caught up...). Shutdown flips it to not ready first,
+ * so load balancers stop sending before anything closes.
+ */
+export class Readiness {
+  private readonly checks = new Map<string, boolean>();
+  private stopping = false;
+
+  set(name: string, ready: boolean): void { this.checks.set(name, ready); }
+  markStopping(): void { this.stopping = true; }
+
+  state(): { ready: boolean; stopping: boolean; checks: Record<string, boolean> } {
+    const checks = Object.fromEntries(this.checks);
+    const ready = !this.stopping && this.checks.size > 0 && [...this.checks.values()].every(Boolean);
+    return { ready, stopping: this.stopping, checks };
+  }
+}
+
+type Closer = () => Promise<void> | void;
+
+/**
+ * Graceful shutdown in reverse order of start: a service registers a closer for each thing it
+ * opens (server, consumer, producer); on SIGTERM/SIGINT they run last-opened first, each bounded by
+ * a timeout, and the process exits 0 when all finished (1 if one failed or timed out).
+ */
+export class Lifecycle {
+  private readonly closers: Array<{ name: string; close: Closer }> = [];
+  private shuttingDown: Promise<boolean> | undefined;
+  readonly readiness = new Readiness();
+
+  constructor(private readonly logger: Logger, private readonly timeoutMs = 25_000) {}
+
+  onShutdown(name: string, close: Closer): void { this.closers.push({ name, close }); }
+
+  /** Installs the signal handlers; call once from main.ts. */
+  handleSignals(exit: (code: number) => void = (code) => process.exit(code)): void {
+    const onSignal = (signal: NodeJS.Signals) => {
+      this.logger.info({ signal }, 'shutting down');
+      void this.shutdown().then((ok) => exit(ok ? 0 : 1));
+    };
+    process.once('SIGTERM', onSignal);
+    process.once('SIGINT', onSignal);
+  }
+
+  /** Runs every closer once; later calls wait for the same run. Resolves false if one failed. */
+  shutdown(): Promise<boolean> {
+    this.shuttingDown ??= (async () => {
+      let ok = true;
+      this.readiness.markStopping();
+      for (const { name, close } of [...this.closers].reverse()) {
+        try {
+          await withTimeout(Promise.resolve().then(close), this.timeoutMs, `closing ${name}`);
+          this.logger.debug({ component: name }, 'closed');
+        } catch (err) {
+          ok = false;
+          this.logger.error({ err, component: name }, 'close failed');
+        }
+      }
+      this.logger.info({ ok }, 'stopped');
+      return ok;
+    })();
+    return this.shuttingDown;
+  }
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms); }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,35 @@
+import { pino, type Logger, type LoggerOptions } from 'pino';
+
+export type { Logger };
+
+/**
+ * Paths whose values never reach a log line. Constants compiled once at logger creation; any
+ * object logged under these keys (at the top level or one level down) is censored.
+ */
+export const REDACTED_PATHS: readonly string[] = [
+  'sharedSecret', '*.sharedSecret', '*.*.sharedSecret',
+  'writeKey', '*.writeKey', 'writeKeys', '*.writeKeys', '*.*.writeKeys',
+  'token', '*.token', 'adminToken', '*.adminToken',
+  'password', '*.password',
+  'authorization', '*.authorization', 'req.headers.authorization', 'req.headers.cookie',
+  'headers.authorization', '*.headers.authorization', 'headers["x-signature"]', '*.headers["x-signature"]',
+];
+
+export interface LoggerSettings {
+  service: string;
+  level?: LoggerOptions['level'];
+  /** For tests: where lines go (default stdout). */
+  destination?: pino.DestinationStream;
+}
+
+/** The one root logger of a process; components take children (`logger.child({ component })`). */
+export function createLogger({ service, level = 'info', destination }: LoggerSettings): Logger {
+  const options: LoggerOptions = {
+    level,
+    base: { service },
+    redact: { paths: [...REDACTED_PATHS], censor: '[redacted]' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: (label) => ({ level: label }) },
+  };
+  return destination ? pino(options, destination) : pino(options);
+}

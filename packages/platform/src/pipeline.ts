@@ -1,0 +1,30 @@
+import { AvroCodec, type AvroSchemaName } from './codec/avro-codec.js';
+import { createKafka, createProducer, type Kafka, type Producer } from './kafka/client.js';
+import { connectClient } from './kafka/connect.js';
+import { topicNames, type TopicNames } from './kafka/topics.js';
+import type { ServiceRuntime } from './runtime.js';
+
+export interface PipelineSettings {
+  KAFKA_BROKERS: string[];
+  SCHEMA_REGISTRY_URL: string;
+  SWITCHYARD_TOPIC_PREFIX: string;
+}
+
+/** The Kafka side every pipeline service needs: a client, an idempotent producer, the codec with its schemas registered, the topic names. */
+export interface PipelineClients {
+  kafka: Kafka;
+  producer: Producer;
+  codec: AvroCodec;
+  topics: TopicNames;
+}
+
+export async function connectPipeline(runtime: ServiceRuntime, config: PipelineSettings, schemas: readonly AvroSchemaName[]): Promise<PipelineClients> {
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `switchyard-${runtime.service}`, logger: runtime.logger });
+  const codec = new AvroCodec({ registryUrl: config.SCHEMA_REGISTRY_URL });
+  runtime.readiness.set('schemas', false);
+  const producer = createProducer(kafka);
+  await connectClient(runtime.lifecycle, 'producer', producer);
+  await codec.register(schemas);
+  runtime.readiness.set('schemas', true);
+  return { kafka, producer, codec, topics: topicNames(config.SWITCHYARD_TOPIC_PREFIX) };
+}

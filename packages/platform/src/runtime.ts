@@ -1,0 +1,59 @@
+import type { FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
+import { ConfigError } from './errors.js';
+import { createServer, type ServerOptions } from './http/server.js';
+import { Lifecycle, type Readiness } from './lifecycle.js';
+import { createLogger, type Logger } from './logger.js';
+import { createMetricsRegistry } from './metrics.js';
+
+/** What every service's main.ts starts from: one logger, one metrics registry, one lifecycle, one HTTP server. */
+export interface ServiceRuntime {
+  service: string;
+  logger: Logger;
+  metrics: Registry;
+  lifecycle: Lifecycle;
+  readiness: Readiness;
+  server: FastifyInstance;
+  /** Starts listening (health answers from then on) and registers the server's close. */
+  listen(host: string, port: number): Promise<string>;
+}
+
+export interface RuntimeOptions {
+  service: string;
+  logLevel: string;
+  server?: Omit<ServerOptions, 'logger' | 'metrics' | 'readiness'>;
+  shutdownTimeoutMs?: number;
+}
+
+export function createRuntime({ service, logLevel, server: serverOptions, shutdownTimeoutMs }: RuntimeOptions): ServiceRuntime {
+  const logger = createLogger({ service, level: logLevel });
+  const metrics = createMetricsRegistry(service);
+  const lifecycle = new Lifecycle(logger, shutdownTimeoutMs);
+  const server = createServer({ logger, metrics, readiness: lifecycle.readiness, ...serverOptions });
+  lifecycle.handleSignals();
+  return {
+    service, logger, metrics, lifecycle, readiness: lifecycle.readiness, server,
+    async listen(host, port) {
+      const address = await server.listen({ host, port });
+      // Registered first, so it closes last: health and metrics answer until the very end.
+      lifecycle.onShutdown('http', () => server.close());
+      logger.info({ address }, 'listening');
+      return address;
+    },
+  };
+}
+
+/**
+ * Runs a service's main: configuration errors print every problem and exit 2; any other start-up
+ * failure is logged and exits 1 (the orchestrator restarts the pod).
+ */
+export function runMain(service: string, main: () => Promise<unknown>): void {
+  main().catch((err: unknown) => {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${service}: ${err.message}\n`);
+      process.exit(2);
+    }
+    process.stderr.write(`${JSON.stringify({ level: 'fatal', service, msg: 'start-up failed', err: { message: (err as Error)?.message, stack: (err as Error)?.stack } })}\n`);
+    process.exit(1);
+  });
+}

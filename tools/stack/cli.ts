@@ -1,0 +1,27 @@
+// npm run stack -- fetch [--update-lock] | up
+//   fetch: download and verify the artifacts only.
+//   up:    run Kafka and the registry in the foreground (data in .switchyard/), until Ctrl-C.
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ensureArtifacts } from './artifacts.js';
+import { repoRoot } from './paths.js';
+import { startStack } from './stack.js';
+
+const { positionals, values } = parseArgs({ allowPositionals: true, options: { 'update-lock': { type: 'boolean', default: false } } });
+const log = (line: string) => console.log(line);
+const command = positionals[0] ?? 'up';
+
+if (command === 'fetch') {
+  await ensureArtifacts({ log, updateLock: values['update-lock'] });
+  log('artifacts ready');
+} else if (command === 'up') {
+  const stack = await startStack({ dir: join(repoRoot, '.switchyard'), kafkaPort: 9092, controllerPort: 9093, registryPort: 8085, log });
+  log(`stack up: KAFKA_BROKERS=${stack.brokers} SCHEMA_REGISTRY_URL=${stack.registryUrl} (Ctrl-C stops)`);
+  const stop = () => { void stack.stop().then(() => process.exit(0)); };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  setInterval(() => undefined, 1 << 30);
+} else {
+  console.error(`unknown command ${command}; use fetch or up`);
+  process.exit(2);
+}

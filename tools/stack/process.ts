@@ -1,0 +1,99 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+
+/** A background process of the local stack (a JVM): logs to a file, leaves a pid file, stops in order. */
+export interface ManagedProcess {
+  name: string;
+  pid: number;
+  logFile: string;
+  /** SIGTERM, then SIGKILL after graceMs; resolves when the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+  /** SIGKILL at once (fault tests). */
+  kill(): Promise<void>;
+  exited: Promise<number | null>;
+}
+
+export interface SpawnOptions {
+  name: string;
+  command: string;
+  args: string[];
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+  logFile: string;
+  pidFile: string;
+}
+
+/**
+ * Starts a process in its own process group (so a Ctrl-C at the terminal reaches our orchestrator,
+ * which stops things in order, and not the broker directly). A pid file left by a run that died
+ * without cleaning up is honoured: that process is stopped first.
+ */
+export async function spawnManaged(opts: SpawnOptions): Promise<ManagedProcess> {
+  await stopStale(opts.pidFile);
+  const out = openSync(opts.logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(opts.command, opts.args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', out, out], detached: true });
+  } finally {
+    closeSync(out);
+  }
+  const pid = child.pid;
+  if (pid === undefined) throw new Error(`could not start ${opts.name}`);
+  writeFileSync(opts.pidFile, String(pid));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { rmSync(opts.pidFile, { force: true }); resolve(code); }));
+  // The orchestrator must not keep running because of its children, nor leave them behind on a crash.
+  child.unref();
+  const stop = async (graceMs = 20_000) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    signal(pid, 'SIGTERM');
+    const timer = setTimeout(() => signal(pid, 'SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  };
+  const kill = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    signal(pid, 'SIGKILL');
+    await exited;
+  };
+  return { name: opts.name, pid, logFile: opts.logFile, stop, kill, exited };
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try { process.kill(pid, sig); } catch { /* already gone */ }
+}
+
+export function isAlive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+}
+
+async function stopStale(pidFile: string): Promise<void> {
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8'));
+  rmSync(pidFile, { force: true });
+  if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) return;
+  signal(pid, 'SIGTERM');
+  for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(100);
+  if (isAlive(pid)) signal(pid, 'SIGKILL');
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Polls check() until it resolves true or the time is up; reports the log tail on failure. */
+export async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number, proc?: ManagedProcess): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exitCode: number | null | undefined;
+  void proc?.exited.then((code) => { exitCode = code; });
+  while (Date.now() < deadline) {
+    if (exitCode !== undefined) throw new Error(`${what}: the process exited (${exitCode}); see ${proc?.logFile}\n${logTail(proc?.logFile)}`);
+    try { if (await check()) return; } catch { /* not yet */ }
+    await sleep(250);
+  }
+  throw new Error(`${what}: not ready after ${timeoutMs} ms; see ${proc?.logFile ?? 'the log'}\n${logTail(proc?.logFile)}`);
+}
+
+function logTail(file: string | undefined, lines = 30): string {
+  if (!file || !existsSync(file)) return '';
+  return readFileSync(file, 'utf8').split('\n').slice(-lines).join('\n');
+}

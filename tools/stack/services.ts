@@ -1,0 +1,79 @@
+// Runs Switchyard's own programs (services/<name>/src/main.ts) as child processes, from source
+// through tsx, as `npm start` and the tests do. Production runs the built dist/main.js instead.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { repoRoot } from './paths.js';
+import { sleep } from './process.js';
+
+export interface ServiceProcess {
+  name: string;
+  child: ChildProcess;
+  /** Resolves with the exit code (or the signal name). */
+  exited: Promise<number | string>;
+  /** Every line the process wrote (JSON logs), for tests to inspect. */
+  output: string[];
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | string>;
+}
+
+export interface ServiceSpawnOptions {
+  env: NodeJS.ProcessEnv;
+  /** Append the output here too. */
+  logFile?: string;
+  /** Echo each line (tests debugging). */
+  echo?: boolean;
+}
+
+export function serviceEntry(name: string): string {
+  return join(repoRoot, 'services', name, 'src', 'main.ts');
+}
+
+export function spawnService(name: string, { env, logFile, echo = false }: ServiceSpawnOptions): ServiceProcess {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', serviceEntry(name)], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  let file: ReturnType<typeof createWriteStream> | undefined;
+  if (logFile) { mkdirSync(dirname(logFile), { recursive: true }); file = createWriteStream(logFile, { flags: 'a' }); }
+  const onData = (chunk: Buffer) => {
+    const text = chunk.toString('utf8');
+    file?.write(text);
+    for (const line of text.split('\n')) if (line) { output.push(line); if (echo) process.stderr.write(`[${name}] ${line}\n`); }
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<number | string>((resolve) => child.once('exit', (code, sig) => { file?.end(); resolve(code ?? sig ?? 'unknown'); }));
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM', graceMs = 30_000) => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const result = await exited;
+      clearTimeout(timer);
+      return result;
+    }
+    return exited;
+  };
+  return { name, child, exited, output, stop };
+}
+
+/** Polls GET url until it answers 2xx; fails early if the process exits. */
+export async function waitForHttp(url: string, timeoutMs: number, proc?: ServiceProcess): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exit: number | string | undefined;
+  void proc?.exited.then((code) => { exit = code; });
+  while (Date.now() < deadline) {
+    if (exit !== undefined) throw new Error(`${proc?.name} exited (${exit}) before ${url} was ready:\n${proc?.output.slice(-20).join('\n')}`);
+    try { if ((await fetch(url)).ok) return; } catch { /* not listening yet */ }
+    await sleep(200);
+  }
+  throw new Error(`${url} not ready after ${timeoutMs} ms${proc ? `:\n${proc.output.slice(-20).join('\n')}` : ''}`);
+}
+
+/** Runs a one-shot program (services/setup) to completion. */
+export async function runOnce(name: string, opts: ServiceSpawnOptions): Promise<void> {
+  const proc = spawnService(name, opts);
+  const code = await proc.exited;
+  if (code !== 0) throw new Error(`${name} exited with ${code}:\n${proc.output.slice(-30).join('\n')}`);
+}
