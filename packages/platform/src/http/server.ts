@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
+import { SwitchyardError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Readiness } from '../lifecycle.js';
 
@@ -38,6 +39,7 @@ export function createServer({ logger, metrics, readiness, bodyLimit = 1 << 20, 
   });
 
   app.setErrorHandler((error: { statusCode?: number; status?: number; code?: string; message?: string }, _req, reply) => {
+    if (error instanceof SwitchyardError && error.status < 500) return reply.code(error.status).send(error.toJSON());
     const status = error.statusCode ?? error.status ?? 500;
     const code = typeof error.code === 'string' ? error.code : 'INTERNAL';
     if (status >= 500) logger.error({ err: error }, 'request failed');

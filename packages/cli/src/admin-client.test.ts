@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { AdminApiError, AdminClient, AdminConnectionError } from './admin-client.js';
+import { startFakeAdminApi, type FakeAdminApi } from './test-support/fake-admin-api.js';
+
+let api: FakeAdminApi;
+before(async () => {
+  api = await startFakeAdminApi();
+});
+after(async () => {
+  await api.close();
+});
+
+describe('AdminClient', () => {
+  it('keeps a path prefix of the base URL and drops its trailing slash', async () => {
+    api.on('GET', '/admin/v1/sources', { status: 200, body: { sources: [] } });
+    const client = new AdminClient({ baseUrl: `${api.url}/admin/`, token: 't' });
+    assert.deepEqual(await client.listSources(), { sources: [] });
+    assert.equal(api.requests.at(-1)?.path, '/admin/v1/sources');
+  });
+
+  it('throws AdminApiError with the status, code, message and field', async () => {
+    api.on('PATCH', '/v1/destinations/d', { status: 400, body: { code: 'INVALID_URL', message: 'bad', field: 'settings.webhooks[0].url' } });
+    const client = new AdminClient({ baseUrl: api.url, token: 't' });
+    await assert.rejects(client.updateDestination('d', { name: 'x' }), (e: unknown) => {
+      assert.ok(e instanceof AdminApiError);
+      assert.deepEqual({ status: e.status, code: e.code, message: e.message, field: e.field }, { status: 400, code: 'INVALID_URL', message: 'bad', field: 'settings.webhooks[0].url' });
+      return true;
+    });
+  });
+
+  it('reports a 401 as an AdminApiError', async () => {
+    api.on('GET', '/v1/sources', { status: 401, body: { code: 'UNAUTHORIZED', message: 'the admin token is not valid' } });
+    const client = new AdminClient({ baseUrl: api.url, token: 'wrong' });
+    await assert.rejects(client.listSources(), (e: unknown) => e instanceof AdminApiError && e.status === 401 && e.code === 'UNAUTHORIZED');
+  });
+
+  it('turns a timeout into AdminConnectionError TIMEOUT', async () => {
+    const never: typeof fetch = (_input, init) =>
+      new Promise((_resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal?.reason)));
+    const client = new AdminClient({ baseUrl: 'http://127.0.0.1:9', token: 't', fetch: never, timeoutMs: 10 });
+    await assert.rejects(client.getSource('s'), (e: unknown) => e instanceof AdminConnectionError && e.code === 'TIMEOUT');
+  });
+});

@@ -1,0 +1,229 @@
+// A small typed client of Switchyard's admin HTTP API: one method per route, HTTP only, so it
+// can run wherever the API is reachable without any of the services' code.
+
+export interface Source {
+  id: string;
+  name: string;
+  enabled: boolean;
+  writeKeys: string[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface SourceList {
+  sources: Source[];
+}
+
+export interface CreateSourceInput {
+  name: string;
+  enabled?: boolean;
+}
+
+export interface UpdateSourceInput {
+  name?: string;
+  enabled?: boolean;
+}
+
+export interface WriteKeyCreated {
+  writeKey: string;
+  source: Source;
+}
+
+/** A webhook as sent to the API: headers are optional there. */
+export interface WebhookInput {
+  url: string;
+  headers?: Record<string, string>;
+}
+
+/** A webhook as the API returns it. */
+export interface Webhook {
+  url: string;
+  headers: Record<string, string>;
+}
+
+export interface Destination {
+  id: string;
+  sourceId: string;
+  name?: string | null;
+  type: 'webhooks';
+  enabled: boolean;
+  /** The API masks a set secret as "********". */
+  settings: { sharedSecret: string | null; webhooks: Webhook[] };
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface DestinationList {
+  destinations: Destination[];
+}
+
+export interface CreateDestinationInput {
+  sourceId: string;
+  name?: string;
+  type: 'webhooks';
+  enabled?: boolean;
+  settings: { sharedSecret?: string | null; webhooks: WebhookInput[] };
+}
+
+/** A field left out stays unchanged; `sharedSecret: null` removes the secret. */
+export interface UpdateDestinationInput {
+  name?: string;
+  enabled?: boolean;
+  settings?: { sharedSecret?: string | null; webhooks?: WebhookInput[] };
+}
+
+/** The API answered with a non-2xx status (or a 2xx body that is not JSON). */
+export class AdminApiError extends Error {
+  readonly status: number;
+  readonly code: string;
+  readonly field: string | undefined;
+
+  constructor(status: number, code: string, message: string, field?: string) {
+    super(message);
+    this.name = 'AdminApiError';
+    this.status = status;
+    this.code = code;
+    this.field = field;
+  }
+}
+
+/** The API could not be reached at all (refused, DNS, timeout): there is no status to report. */
+export class AdminConnectionError extends Error {
+  readonly code: 'UNREACHABLE' | 'TIMEOUT';
+
+  constructor(code: 'UNREACHABLE' | 'TIMEOUT', message: string, cause: unknown) {
+    super(message, { cause });
+    this.name = 'AdminConnectionError';
+    this.code = code;
+  }
+}
+
+export interface AdminClientOptions {
+  /** Base URL of the admin API, e.g. http://127.0.0.1:8081 (a path prefix is kept). */
+  baseUrl: string;
+  token: string;
+  fetch?: typeof fetch;
+  /** Per request; a CLI should fail rather than hang on a stuck server. */
+  timeoutMs?: number;
+}
+
+const seg = encodeURIComponent;
+
+export class AdminClient {
+  readonly baseUrl: string;
+  readonly #token: string;
+  readonly #fetch: typeof fetch;
+  readonly #timeoutMs: number;
+
+  constructor(opts: AdminClientOptions) {
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.#token = opts.token;
+    this.#fetch = opts.fetch ?? globalThis.fetch;
+    this.#timeoutMs = opts.timeoutMs ?? 30_000;
+  }
+
+  createSource(input: CreateSourceInput): Promise<Source> {
+    return this.#request('POST', '/v1/sources', input);
+  }
+
+  listSources(): Promise<SourceList> {
+    return this.#request('GET', '/v1/sources');
+  }
+
+  getSource(id: string): Promise<Source> {
+    return this.#request('GET', `/v1/sources/${seg(id)}`);
+  }
+
+  updateSource(id: string, input: UpdateSourceInput): Promise<Source> {
+    return this.#request('PATCH', `/v1/sources/${seg(id)}`, input);
+  }
+
+  /** Also deletes the source's destinations. */
+  async deleteSource(id: string): Promise<void> {
+    await this.#request('DELETE', `/v1/sources/${seg(id)}`);
+  }
+
+  addWriteKey(sourceId: string): Promise<WriteKeyCreated> {
+    return this.#request('POST', `/v1/sources/${seg(sourceId)}/write-keys`);
+  }
+
+  removeWriteKey(sourceId: string, key: string): Promise<Source> {
+    return this.#request('DELETE', `/v1/sources/${seg(sourceId)}/write-keys/${seg(key)}`);
+  }
+
+  createDestination(input: CreateDestinationInput): Promise<Destination> {
+    return this.#request('POST', '/v1/destinations', input);
+  }
+
+  listDestinations(filter: { sourceId?: string } = {}): Promise<DestinationList> {
+    const query = filter.sourceId === undefined ? '' : `?sourceId=${seg(filter.sourceId)}`;
+    return this.#request('GET', `/v1/destinations${query}`);
+  }
+
+  getDestination(id: string): Promise<Destination> {
+    return this.#request('GET', `/v1/destinations/${seg(id)}`);
+  }
+
+  updateDestination(id: string, input: UpdateDestinationInput): Promise<Destination> {
+    return this.#request('PATCH', `/v1/destinations/${seg(id)}`, input);
+  }
+
+  async deleteDestination(id: string): Promise<void> {
+    await this.#request('DELETE', `/v1/destinations/${seg(id)}`);
+  }
+
+  // The type parameter is trusted, not checked: the API is ours and versioned under /v1.
+  async #request<T>(method: string, path: string, body?: object): Promise<T> {
+    const url = this.baseUrl + path;
+    const headers: Record<string, string> = { authorization: `Bearer ${this.#token}`, accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let res: Response;
+    try {
+      res = await this.#fetch(url, {
+        method,
+        headers,
+        body: body === undefined ? null : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.#timeoutMs),
+      });
+    } catch (err) {
+      throw connectionError(err, this.baseUrl, this.#timeoutMs);
+    }
+    const text = await res.text();
+    if (!res.ok) throw apiError(res, text);
+    if (res.status === 204 || text === '') return undefined as T;
+    try {
+      return JSON.parse(text) as T;
+    } catch {
+      throw new AdminApiError(res.status, 'BAD_RESPONSE', `the admin API answered ${method} ${path} with a body that is not JSON`);
+    }
+  }
+}
+
+function apiError(res: Response, text: string): AdminApiError {
+  // Anything in front of the API (a proxy, a load balancer) may answer with a non-JSON body.
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  if (isRecord(parsed) && typeof parsed.code === 'string' && typeof parsed.message === 'string') {
+    return new AdminApiError(res.status, parsed.code, parsed.message, typeof parsed.field === 'string' ? parsed.field : undefined);
+  }
+  const detail = text.trim().slice(0, 200) || res.statusText || 'no details';
+  return new AdminApiError(res.status, `HTTP_${res.status}`, detail);
+}
+
+function connectionError(err: unknown, baseUrl: string, timeoutMs: number): AdminConnectionError {
+  if (err instanceof DOMException && err.name === 'TimeoutError') {
+    return new AdminConnectionError('TIMEOUT', `no answer from the admin API at ${baseUrl} within ${timeoutMs} ms`, err);
+  }
+  // undici reports "fetch failed" and puts the useful part (ECONNREFUSED, ENOTFOUND) in cause.
+  const cause = err instanceof Error && err.cause instanceof Error ? err.cause : err;
+  const reason = cause instanceof Error ? cause.message : String(cause);
+  return new AdminConnectionError('UNREACHABLE', `could not reach the admin API at ${baseUrl}: ${reason}`, err);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,284 @@
+// The switchyard command tree. Each resource is a group of small leaf specs (usage, options, run);
+// buildProgram wires them into commander, so a new resource is one more entry in `groups`.
+import { Command, Option, type OptionValues } from 'commander';
+import { AdminClient } from './admin-client.js';
+import { destinationBlock, destinationTable, sourceBlock, sourceTable } from './format.js';
+import { FlagError, webhooksFromFlags, type WebhookFlags } from './webhook-options.js';
+
+export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8081';
+
+/** What a command prints: the API's JSON body for --json (none after a 204), else readable text. */
+export interface Output {
+  json: unknown;
+  text: string;
+}
+
+export interface ActionContext {
+  /** The API client; reports a usage error when there is no token or the URL is bad. */
+  client(): AdminClient;
+  /** Reports a usage error (exit code 2); never returns. */
+  usage(message: string): never;
+}
+
+export interface LeafSpec {
+  /** Name and arguments, as commander takes them: 'update <id>'. */
+  usage: string;
+  summary: string;
+  /** A factory, so every program gets its own Option objects. */
+  options?: () => Option[];
+  // A method, so each spec may declare the exact shape of its options.
+  run(ctx: ActionContext, args: string[], opts: OptionValues): Promise<Output>;
+}
+
+export interface GroupSpec {
+  name: string;
+  summary: string;
+  commands: readonly LeafSpec[];
+}
+
+export interface ProgramIo {
+  env: NodeJS.ProcessEnv;
+  stdout: (s: string) => void;
+  stderr: (s: string) => void;
+  fetch: typeof fetch;
+}
+
+const enableOptions = (what: string): Option[] => [
+  new Option('--enable', `enable the ${what}`).conflicts('disable'),
+  new Option('--disable', `disable the ${what}`).conflicts('enable'),
+];
+const enabledFrom = (opts: { enable?: boolean; disable?: boolean }): boolean | undefined =>
+  opts.enable ? true : opts.disable ? false : undefined;
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+const deleted = (kind: string, id: string): Output => ({ json: undefined, text: `deleted ${kind} ${id}\n` });
+
+const webhookOptions = (urlHelp: string): Option[] => [
+  new Option('--url <url>', urlHelp).argParser(collect),
+  new Option('--header <header>', 'header "Name: value" sent to every --url; repeatable').argParser(collect),
+  new Option('--webhooks-json <json>', 'the whole webhooks array as JSON, instead of --url/--header'),
+];
+
+/** Webhooks from the flags, reporting a bad combination as a usage error. */
+function webhooks(ctx: ActionContext, flags: WebhookFlags): ReturnType<typeof webhooksFromFlags> {
+  try {
+    return webhooksFromFlags(flags);
+  } catch (err) {
+    if (err instanceof FlagError) return ctx.usage(err.message);
+    throw err;
+  }
+}
+
+const sources: GroupSpec = {
+  name: 'sources',
+  summary: 'manage sources (where events come from)',
+  commands: [
+    {
+      usage: 'list',
+      summary: 'list sources',
+      async run(ctx) {
+        const body = await ctx.client().listSources();
+        return { json: body, text: sourceTable(body.sources) };
+      },
+    },
+    {
+      usage: 'create <name>',
+      summary: 'create a source',
+      options: () => [new Option('--disabled', 'create it disabled')],
+      async run(ctx, [name = ''], opts: { disabled?: boolean }) {
+        const body = await ctx.client().createSource({ name, ...(opts.disabled ? { enabled: false } : {}) });
+        return { json: body, text: sourceBlock(body) };
+      },
+    },
+    {
+      usage: 'get <id>',
+      summary: 'show a source',
+      async run(ctx, [id = '']) {
+        const body = await ctx.client().getSource(id);
+        return { json: body, text: sourceBlock(body) };
+      },
+    },
+    {
+      usage: 'update <id>',
+      summary: 'rename, enable or disable a source',
+      options: () => [new Option('--name <name>', 'new name'), ...enableOptions('source')],
+      async run(ctx, [id = ''], opts: { name?: string; enable?: boolean; disable?: boolean }) {
+        const enabled = enabledFrom(opts);
+        if (opts.name === undefined && enabled === undefined) ctx.usage('nothing to update: give --name, --enable or --disable');
+        const body = await ctx.client().updateSource(id, { name: opts.name, enabled });
+        return { json: body, text: sourceBlock(body) };
+      },
+    },
+    {
+      usage: 'delete <id>',
+      summary: "delete a source and the source's destinations",
+      async run(ctx, [id = '']) {
+        await ctx.client().deleteSource(id);
+        return deleted('source', id);
+      },
+    },
+  ],
+};
+
+const writeKeys: GroupSpec = {
+  name: 'write-keys',
+  summary: "manage a source's write keys",
+  commands: [
+    {
+      usage: 'add <sourceId>',
+      summary: 'create a write key and print it',
+      async run(ctx, [sourceId = '']) {
+        const body = await ctx.client().addWriteKey(sourceId);
+        // Only the key, so scripts can capture it: KEY=$(switchyard write-keys add src_1)
+        return { json: body, text: `${body.writeKey}\n` };
+      },
+    },
+    {
+      usage: 'remove <sourceId> <key>',
+      summary: 'revoke a write key',
+      async run(ctx, [sourceId = '', key = '']) {
+        const body = await ctx.client().removeWriteKey(sourceId, key);
+        return { json: body, text: sourceBlock(body) };
+      },
+    },
+  ],
+};
+
+const destinations: GroupSpec = {
+  name: 'destinations',
+  summary: 'manage destinations (where events go)',
+  commands: [
+    {
+      usage: 'list',
+      summary: 'list destinations',
+      options: () => [new Option('--source <id>', "only this source's destinations")],
+      async run(ctx, _args, opts: { source?: string }) {
+        const body = await ctx.client().listDestinations({ sourceId: opts.source });
+        return { json: body, text: destinationTable(body.destinations) };
+      },
+    },
+    {
+      usage: 'create',
+      summary: 'create a webhooks destination',
+      options: () => [
+        new Option('--source <id>', 'the source it receives events from').makeOptionMandatory(),
+        ...webhookOptions('webhook URL; repeat for several'),
+        new Option('--secret <secret>', 'shared secret the webhooks are signed with'),
+        new Option('--name <name>', 'a name for people'),
+        new Option('--disabled', 'create it disabled'),
+      ],
+      async run(ctx, _args, opts: WebhookFlags & { source: string; name?: string; secret?: string; disabled?: boolean }) {
+        const hooks = webhooks(ctx, opts);
+        if (hooks === undefined) return ctx.usage('give at least one --url, or --webhooks-json');
+        const body = await ctx.client().createDestination({
+          sourceId: opts.source,
+          type: 'webhooks',
+          ...(opts.name === undefined ? {} : { name: opts.name }),
+          ...(opts.disabled ? { enabled: false } : {}),
+          settings: { ...(opts.secret === undefined ? {} : { sharedSecret: opts.secret }), webhooks: hooks },
+        });
+        return { json: body, text: destinationBlock(body) };
+      },
+    },
+    {
+      usage: 'get <id>',
+      summary: 'show a destination',
+      async run(ctx, [id = '']) {
+        const body = await ctx.client().getDestination(id);
+        return { json: body, text: destinationBlock(body) };
+      },
+    },
+    {
+      usage: 'update <id>',
+      summary: 'change a destination; what is not given stays as it is',
+      options: () => [
+        new Option('--name <name>', 'new name'),
+        ...enableOptions('destination'),
+        ...webhookOptions('webhook URL; repeat for several; replaces the whole list'),
+        new Option('--secret <secret>', 'set the shared secret'),
+        new Option('--no-secret', 'remove the shared secret'),
+      ],
+      async run(ctx, [id = ''], opts: WebhookFlags & { name?: string; secret?: string | false; enable?: boolean; disable?: boolean }) {
+        const hooks = webhooks(ctx, opts);
+        const settings = {
+          ...(hooks === undefined ? {} : { webhooks: hooks }),
+          // --no-secret arrives as false; the API removes the secret on null.
+          ...(opts.secret === undefined ? {} : { sharedSecret: opts.secret === false ? null : opts.secret }),
+        };
+        const enabled = enabledFrom(opts);
+        if (opts.name === undefined && enabled === undefined && Object.keys(settings).length === 0) {
+          ctx.usage('nothing to update: give --name, --enable/--disable, --url, --webhooks-json, --secret or --no-secret');
+        }
+        const body = await ctx.client().updateDestination(id, {
+          name: opts.name,
+          enabled,
+          ...(Object.keys(settings).length === 0 ? {} : { settings }),
+        });
+        return { json: body, text: destinationBlock(body) };
+      },
+    },
+    {
+      usage: 'delete <id>',
+      summary: 'delete a destination',
+      async run(ctx, [id = '']) {
+        await ctx.client().deleteDestination(id);
+        return deleted('destination', id);
+      },
+    },
+  ],
+};
+
+export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations];
+
+/**
+ * The commander program for one invocation. It never exits the process: errors are thrown as
+ * CommanderError (exitOverride) and all output goes through io.
+ */
+export function buildProgram(io: ProgramIo): Command {
+  const program = new Command('switchyard')
+    .description("Client of Switchyard's admin HTTP API.")
+    // Set before adding subcommands, which copy these settings from their parent.
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .showHelpAfterError('(add --help for usage)')
+    // Global options go before the command: `destinations create` has a --url of its own.
+    .enablePositionalOptions()
+    .option('--url <url>', `admin API base URL (default: $SWITCHYARD_ADMIN_URL, else ${DEFAULT_ADMIN_URL})`)
+    .option('--token <token>', 'admin API token (default: $SWITCHYARD_ADMIN_TOKEN)')
+    .option('--json', "print the API's JSON response instead of the readable form")
+    .addHelpText('after', '\nGlobal options go before the command, e.g. switchyard --url http://admin:8081 sources list.\n--json may also follow the command.');
+
+  for (const group of groups) {
+    const groupCommand = program.command(group.name).description(group.summary);
+    for (const leaf of group.commands) {
+      const command = groupCommand.command(leaf.usage).description(leaf.summary);
+      for (const option of leaf.options?.() ?? []) command.addOption(option);
+      command.option('--json', "print the API's JSON response instead of the readable form");
+      command.action(async () => {
+        const ctx = actionContext(program, command, io);
+        const out = await leaf.run(ctx, command.processedArgs as string[], command.opts());
+        const json = program.opts<{ json?: boolean }>().json === true || command.opts<{ json?: boolean }>().json === true;
+        if (!json) io.stdout(out.text);
+        else if (out.json !== undefined) io.stdout(`${JSON.stringify(out.json, null, 2)}\n`);
+      });
+    }
+  }
+  return program;
+}
+
+function actionContext(program: Command, command: Command, io: ProgramIo): ActionContext {
+  const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'switchyard.usage' });
+  return {
+    usage,
+    client() {
+      const globals = program.opts<{ url?: string; token?: string }>();
+      // An empty variable counts as unset, as `export VAR=` usually means "no value".
+      const token = globals.token || io.env.SWITCHYARD_ADMIN_TOKEN;
+      if (!token) return usage('no admin token: pass --token <token> or set SWITCHYARD_ADMIN_TOKEN');
+      const baseUrl = globals.url || io.env.SWITCHYARD_ADMIN_URL || DEFAULT_ADMIN_URL;
+      if (!URL.canParse(baseUrl) || !/^https?:$/.test(new URL(baseUrl).protocol)) {
+        usage(`admin API URL must be an http(s) URL, got "${baseUrl}"`);
+      }
+      return new AdminClient({ baseUrl, token, fetch: io.fetch });
+    },
+  };
+}

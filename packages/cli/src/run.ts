@@ -1,0 +1,43 @@
+// One invocation of the CLI, as a function: argv in, exit code out, all I/O injectable so
+// tests (and embedders) can drive it without a process of its own.
+import { CommanderError } from 'commander';
+import { AdminApiError, AdminConnectionError } from './admin-client.js';
+import { buildProgram } from './commands.js';
+
+export interface RunIo {
+  env?: NodeJS.ProcessEnv;
+  stdout?: (s: string) => void;
+  stderr?: (s: string) => void;
+  fetch?: typeof fetch;
+}
+
+/**
+ * Runs `switchyard <argv...>` and resolves to its exit code: 0 success, 1 the API answered an
+ * error or could not be reached, 2 a usage error. Never calls process.exit.
+ */
+export async function run(argv: string[], io: RunIo = {}): Promise<number> {
+  const stderr = io.stderr ?? ((s: string) => void process.stderr.write(s));
+  const program = buildProgram({
+    env: io.env ?? process.env,
+    stdout: io.stdout ?? ((s: string) => void process.stdout.write(s)),
+    stderr,
+    fetch: io.fetch ?? globalThis.fetch,
+  });
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return 0;
+  } catch (err) {
+    // Commander has already printed its message; exit code 0 means help was asked for.
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    if (err instanceof AdminApiError) {
+      stderr(`error ${err.code}: ${err.message}${err.field === undefined ? '' : ` (field: ${err.field})`}\n`);
+      return 1;
+    }
+    if (err instanceof AdminConnectionError) {
+      stderr(`error ${err.code}: ${err.message}\n`);
+      return 1;
+    }
+    // Anything else is a bug in the CLI: let it surface with its stack.
+    throw err;
+  }
+}

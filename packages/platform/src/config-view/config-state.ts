@@ -1,0 +1,88 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Destination, Source } from '../schemas/generated.js';
+
+export type { Destination, Source };
+
+/** Keys of the compacted config topic: `source:<id>` and `destination:<id>`. */
+export const configKey = {
+  source: (id: string) => `source:${id}`,
+  destination: (id: string) => `destination:${id}`,
+  parse(key: string): { kind: 'source' | 'destination'; id: string } | undefined {
+    const i = key.indexOf(':');
+    const kind = key.slice(0, i);
+    return i > 0 && (kind === 'source' || kind === 'destination') ? { kind, id: key.slice(i + 1) } : undefined;
+  },
+};
+
+export type ConfigRecord = { kind: 'source'; value: Source } | { kind: 'destination'; value: Destination };
+
+function digest(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/**
+ * The current sources and destinations, built by applying config-topic records in order. Pure and
+ * in memory: every lookup the hot paths make (write key → source, source → enabled destinations)
+ * is O(1). Write keys are indexed by their SHA-256, and the candidate is compared with
+ * timingSafeEqual, so response time tells nothing about how much of a guessed key was right.
+ */
+export class ConfigState {
+  private readonly sourcesById = new Map<string, Source>();
+  private readonly destinationsById = new Map<string, Destination>();
+  private readonly destinationIdsBySource = new Map<string, Set<string>>();
+  private readonly writeKeys = new Map<string, { sourceId: string; key: Buffer }>();
+  /** Increments on every applied record. */
+  version = 0;
+
+  /** Applies one record; `null` is a tombstone (the key was deleted). */
+  apply(key: string, record: ConfigRecord | null): void {
+    const parsed = configKey.parse(key);
+    if (!parsed) return;
+    this.version++;
+    if (parsed.kind === 'source') this.setSource(parsed.id, record?.kind === 'source' ? record.value : null);
+    else this.setDestination(parsed.id, record?.kind === 'destination' ? record.value : null);
+  }
+
+  source(id: string): Source | undefined { return this.sourcesById.get(id); }
+  sources(): Source[] { return [...this.sourcesById.values()]; }
+  destination(id: string): Destination | undefined { return this.destinationsById.get(id); }
+  destinations(): Destination[] { return [...this.destinationsById.values()]; }
+
+  destinationsOfSource(sourceId: string): Destination[] {
+    const ids = this.destinationIdsBySource.get(sourceId);
+    return ids ? [...ids].map((id) => this.destinationsById.get(id)!).filter(Boolean) : [];
+  }
+
+  /** Enabled webhooks destinations of an enabled source: where its events go. */
+  enabledWebhooksOf(sourceId: string): Destination[] {
+    if (!this.sourcesById.get(sourceId)?.enabled) return [];
+    return this.destinationsOfSource(sourceId).filter((d) => d.enabled && d.type === 'webhooks');
+  }
+
+  /** The source a write key belongs to (enabled or not: callers decide what disabled means). */
+  sourceForWriteKey(writeKey: string): Source | undefined {
+    const entry = this.writeKeys.get(digest(writeKey));
+    if (!entry) return undefined;
+    const candidate = Buffer.from(writeKey);
+    if (candidate.length !== entry.key.length || !timingSafeEqual(candidate, entry.key)) return undefined;
+    return this.sourcesById.get(entry.sourceId);
+  }
+
+  private setSource(id: string, value: Source | null): void {
+    const previous = this.sourcesById.get(id);
+    for (const key of previous?.writeKeys ?? []) this.writeKeys.delete(digest(key));
+    if (!value) { this.sourcesById.delete(id); return; }
+    this.sourcesById.set(id, value);
+    for (const key of value.writeKeys) this.writeKeys.set(digest(key), { sourceId: id, key: Buffer.from(key) });
+  }
+
+  private setDestination(id: string, value: Destination | null): void {
+    const previous = this.destinationsById.get(id);
+    if (previous) this.destinationIdsBySource.get(previous.sourceId)?.delete(id);
+    if (!value) { this.destinationsById.delete(id); return; }
+    this.destinationsById.set(id, value);
+    let ids = this.destinationIdsBySource.get(value.sourceId);
+    if (!ids) this.destinationIdsBySource.set(value.sourceId, (ids = new Set()));
+    ids.add(id);
+  }
+}

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import type { AddressPolicy } from '@switchyard/platform/net/address-policy';
+import { ApiError } from './api-error.js';
+
+/**
+ * Request bodies of the admin API and the rules of the webhooks destination document: 1 to 5
+ * webhooks, absolute http(s) URLs, legal HTTP headers, no internal addresses unless allow-listed.
+ * Each rule carries a stable error code; `parseBody` turns the first failure into a 400
+ * `{code, message, field}`.
+ */
+export const MAX_WEBHOOKS = 5;
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+// Visible ASCII, space, tab and obs-text; never CR, LF or NUL (header injection).
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+/** Headers Switchyard sets itself, or that would break the request framing. */
+const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'user-agent', 'x-signature', 'proxy-authorization']);
+
+const withCode = (code: string) => ({ params: { code } });
+const idPattern = /^[A-Za-z0-9_.-]{1,64}$/;
+
+export const sourceCreate = z.strictObject({
+  id: z.string().regex(idPattern, 'letters, digits, ".", "_" and "-", at most 64').optional(),
+  name: z.string().trim().min(1, 'name is required').max(200),
+  enabled: z.boolean().default(true),
+});
+export const sourcePatch = z.strictObject({
+  name: z.string().trim().min(1).max(200).optional(),
+  enabled: z.boolean().optional(),
+});
+
+export function webhookSchema(policy: AddressPolicy) {
+  return z.strictObject({
+    url: z.string({ error: 'url is required' }).max(2048, 'url is longer than 2048 characters').superRefine((text, ctx) => {
+      let url: URL;
+      try { url = new URL(text); } catch { ctx.addIssue({ code: 'custom', message: `${JSON.stringify(text)} is not an absolute URL`, ...withCode('INVALID_URL') }); return; }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+        ctx.addIssue({ code: 'custom', message: `scheme ${url.protocol.replace(':', '')} is not allowed: use http or https`, ...withCode('INVALID_URL_SCHEME') });
+        return;
+      }
+      if (url.username || url.password) {
+        ctx.addIssue({ code: 'custom', message: 'credentials in the URL are not allowed (they would travel in logs): send them as a static header', ...withCode('INVALID_URL') });
+        return;
+      }
+      const verdict = policy.checkHost(url.hostname);
+      if ('allowed' in verdict && !verdict.allowed) {
+        ctx.addIssue({ code: 'custom', message: `host ${url.hostname} is a ${verdict.class} address; add it to SWITCHYARD_ALLOWED_CIDRS to allow it`, ...withCode('BLOCKED_ADDRESS') });
+      }
+    }),
+    headers: z.record(z.string(), z.string()).default({}).superRefine((headers, ctx) => {
+      const entries = Object.entries(headers);
+      if (entries.length > 20) ctx.addIssue({ code: 'custom', message: 'at most 20 headers per webhook', ...withCode('INVALID_HEADER') });
+      for (const [name, value] of entries) {
+        if (!HEADER_NAME.test(name)) ctx.addIssue({ code: 'custom', path: [name], message: `${JSON.stringify(name)} is not a legal HTTP header name`, ...withCode('INVALID_HEADER') });
+        else if (RESERVED_HEADERS.has(name.toLowerCase())) ctx.addIssue({ code: 'custom', path: [name], message: `header ${name} is set by Switchyard and cannot be configured`, ...withCode('RESERVED_HEADER') });
+        else if (!HEADER_VALUE.test(value) || value.length > 4096) ctx.addIssue({ code: 'custom', path: [name], message: `the value of header ${name} contains characters not allowed in HTTP (CR, LF, NUL, controls) or is over 4096 characters`, ...withCode('INVALID_HEADER') });
+      }
+    }),
+  });
+}
+
+export function destinationSchemas(policy: AddressPolicy) {
+  const webhooks = z.array(webhookSchema(policy), { error: 'settings.webhooks must be a list' })
+    .min(1, 'at least one webhook is required')
+    .max(MAX_WEBHOOKS, `at most ${MAX_WEBHOOKS} webhooks per destination`);
+  const sharedSecret = z.string().min(1, 'sharedSecret must not be empty; use null to remove it').max(1024).nullable();
+  const create = z.strictObject({
+    id: z.string().regex(idPattern, 'letters, digits, ".", "_" and "-", at most 64').optional(),
+    sourceId: z.string({ error: 'sourceId is required' }).min(1, 'sourceId is required'),
+    name: z.string().trim().min(1).max(200).default('Webhooks'),
+    type: z.literal('webhooks', { error: 'type must be "webhooks"' }),
+    enabled: z.boolean().default(true),
+    settings: z.strictObject({ sharedSecret: sharedSecret.optional(), webhooks }, { error: 'settings is required' }),
+  });
+  const patch = z.strictObject({
+    name: z.string().trim().min(1).max(200).optional(),
+    enabled: z.boolean().optional(),
+    settings: z.strictObject({ sharedSecret: sharedSecret.optional(), webhooks: webhooks.optional() }).optional(),
+  });
+  return { create, patch };
+}
+
+/** Codes for zod's own checks (custom checks carry theirs in params), by `<last path segment>:<zod issue code>`. */
+const BUILT_IN_CODES: Record<string, string> = {
+  'webhooks:too_small': 'NO_WEBHOOKS',
+  'webhooks:too_big': 'TOO_MANY_WEBHOOKS',
+  'type:invalid_value': 'UNSUPPORTED_TYPE',
+};
+
+/** Validates a request body; the first problem becomes a 400 with its field path (e.g. settings.webhooks[0].url). */
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const result = schema.safeParse(body ?? {});
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const field = formatPath(issue.path);
+  const code = (issue as { params?: { code?: string } }).params?.code
+    ?? BUILT_IN_CODES[`${String(issue.path.at(-1))}:${issue.code}`]
+    ?? (issue.code === 'unrecognized_keys' ? 'UNKNOWN_FIELD' : 'INVALID_FIELD');
+  const unknownKeys = issue.code === 'unrecognized_keys' ? (issue as { keys: string[] }).keys : [];
+  const message = unknownKeys.length ? `unknown field ${unknownKeys.join(', ')}` : field ? `${field}: ${issue.message}` : issue.message;
+  return throwError(new ApiError(400, code, message, unknownKeys.length ? formatPath([...issue.path, unknownKeys[0]!]) : field || undefined));
+}
+
+function throwError(err: ApiError): never { throw err; }
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((out, part) => (typeof part === 'number' ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part)), '');
+}

@@ -1,0 +1,15 @@
+import type { FastifyInstance } from 'fastify';
+import { requireBearerToken } from './auth.js';
+import type { ControlDeps } from './control-deps.js';
+import { openApiDocument } from './openapi.js';
+import { destinationRoutes } from './routes/destinations.js';
+import { sourceRoutes } from './routes/sources.js';
+
+/** Adds the admin API to the service's server. */
+export function registerAdminApi(app: FastifyInstance, deps: ControlDeps, adminToken: string): void {
+  requireBearerToken(app, adminToken);
+  const openapi = openApiDocument();
+  app.get('/openapi.json', async () => openapi);
+  sourceRoutes(app, deps);
+  destinationRoutes(app, deps);
+}

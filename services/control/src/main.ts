@@ -1,0 +1,47 @@
+// The control service: the admin HTTP API over sources, write keys and webhooks destinations,
+// stored in the compacted config topic. Composition root: the only place that reads the environment.
+import { z } from 'zod';
+import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
+import { ConfigView } from '@switchyard/platform/config-view/config-view';
+import { AddressPolicy, parseCidrs } from '@switchyard/platform/net/address-policy';
+import { connectPipeline } from '@switchyard/platform/pipeline';
+import { createRuntime, runMain } from '@switchyard/platform/runtime';
+import { destinationSchemas } from './api-schemas.js';
+import { registerAdminApi } from './app.js';
+import { ConfigStore } from './config-store.js';
+import { applySeed, readSeed } from './seed.js';
+
+const configSchema = z.object({
+  ...commonEnv,
+  CONTROL_PORT: env.port(8081),
+  SWITCHYARD_ADMIN_TOKEN: z.string().min(16, 'the admin token must be at least 16 characters'),
+  SWITCHYARD_ALLOWED_CIDRS: z.string().default('').transform((text, ctx) => {
+    try { return parseCidrs(text); } catch (err) { ctx.addIssue({ code: 'custom', message: (err as Error).message }); return z.NEVER; }
+  }),
+  SWITCHYARD_SEED_FILE: z.string().optional(),
+});
+
+runMain('control', async () => {
+  const config = loadConfig(configSchema);
+  const runtime = createRuntime({ service: 'control', logLevel: config.LOG_LEVEL });
+  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, ['io.switchyard.config.Source', 'io.switchyard.config.Destination']);
+
+  const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'control' });
+  runtime.readiness.set('config', false);
+  const deps = {
+    view,
+    store: new ConfigStore({ producer, codec, topic: topics.config, view }),
+    clock: Date.now,
+    destinationSchemas: destinationSchemas(new AddressPolicy(config.SWITCHYARD_ALLOWED_CIDRS)),
+  };
+  registerAdminApi(runtime.server, deps, config.SWITCHYARD_ADMIN_TOKEN);
+  await runtime.listen(config.HOST, config.CONTROL_PORT);
+  await view.start();
+  runtime.lifecycle.onShutdown('config-view', () => view.stop());
+
+  if (config.SWITCHYARD_SEED_FILE) {
+    const result = await applySeed(readSeed(config.SWITCHYARD_SEED_FILE, process.env), deps);
+    runtime.logger.info({ file: config.SWITCHYARD_SEED_FILE, ...result }, 'seed applied');
+  }
+  runtime.readiness.set('config', true);
+});

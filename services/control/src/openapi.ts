@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { AddressPolicy } from '@switchyard/platform/net/address-policy';
+import { destinationSchemas, sourceCreate, sourcePatch } from './api-schemas.js';
+
+/**
+ * The OpenAPI 3.1 document of the admin API, derived from the same zod schemas the routes
+ * validate with, so it cannot drift. Served at GET /openapi.json; a copy is kept in
+ * services/control/openapi.json (a test checks they match; `npm run gen:openapi` rewrites it).
+ */
+export function openApiDocument(): Record<string, unknown> {
+  const destinations = destinationSchemas(new AddressPolicy([]));
+  const body = (schema: z.ZodType) => ({ required: true, content: { 'application/json': { schema: z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) } } });
+  const json = (ref: string, description: string) => ({ description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
+  const errors = {
+    400: json('Error', 'Invalid request: `field` names the offending field'),
+    401: json('Error', 'Missing or wrong admin token'),
+    404: json('Error', 'No such resource'),
+  };
+  const idParam = [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }];
+  const iso = { type: 'string', format: 'date-time' };
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Switchyard admin API', version: '1.0.0', description: 'Sources, write keys and webhooks destinations. Every /v1 route requires `Authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>`.' },
+    servers: [{ url: 'http://127.0.0.1:8081' }],
+    security: [{ bearer: [] }],
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        Error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, field: { type: 'string' } } },
+        Source: { type: 'object', required: ['id', 'name', 'enabled', 'writeKeys', 'createdAt', 'updatedAt'], properties: { id: { type: 'string' }, name: { type: 'string' }, enabled: { type: 'boolean' }, writeKeys: { type: 'array', items: { type: 'string' } }, createdAt: iso, updatedAt: iso } },
+        Destination: {
+          type: 'object', required: ['id', 'sourceId', 'name', 'type', 'enabled', 'settings', 'createdAt', 'updatedAt'],
+          properties: {
+            id: { type: 'string' }, sourceId: { type: 'string' }, name: { type: 'string' }, type: { const: 'webhooks' }, enabled: { type: 'boolean' },
+            settings: { type: 'object', properties: { sharedSecret: { type: ['string', 'null'], description: 'Masked as ******** when set' }, webhooks: { type: 'array', maxItems: 5, items: { type: 'object', properties: { url: { type: 'string' }, headers: { type: 'object', additionalProperties: { type: 'string' } } } } } } },
+            createdAt: iso, updatedAt: iso,
+          },
+        },
+      },
+    },
+    paths: {
+      '/v1/sources': {
+        get: { summary: 'List sources', responses: { 200: { description: 'Sources', content: { 'application/json': { schema: { type: 'object', properties: { sources: { type: 'array', items: { $ref: '#/components/schemas/Source' } } } } } } }, 401: errors[401] } },
+        post: { summary: 'Create a source (with one generated write key)', requestBody: body(sourceCreate), responses: { 201: json('Source', 'Created'), 400: errors[400], 401: errors[401] } },
+      },
+      '/v1/sources/{id}': {
+        parameters: idParam,
+        get: { summary: 'Get a source', responses: { 200: json('Source', 'The source'), ...errors } },
+        patch: { summary: 'Rename, enable or disable a source', requestBody: body(sourcePatch), responses: { 200: json('Source', 'Updated'), ...errors } },
+        delete: { summary: 'Delete a source and its destinations', responses: { 204: { description: 'Deleted' }, 401: errors[401], 404: errors[404] } },
+      },
+      '/v1/sources/{id}/write-keys': {
+        parameters: idParam,
+        post: { summary: 'Add a write key (rotation)', responses: { 201: { description: 'The new key and the source', content: { 'application/json': { schema: { type: 'object', properties: { writeKey: { type: 'string' }, source: { $ref: '#/components/schemas/Source' } } } } } }, 401: errors[401], 404: errors[404] } },
+      },
+      '/v1/sources/{id}/write-keys/{key}': {
+        parameters: [...idParam, { name: 'key', in: 'path', required: true, schema: { type: 'string' } }],
+        delete: { summary: 'Remove a write key', responses: { 200: json('Source', 'Updated'), 401: errors[401], 404: errors[404] } },
+      },
+      '/v1/destinations': {
+        get: { summary: 'List destinations', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: { description: 'Destinations', content: { 'application/json': { schema: { type: 'object', properties: { destinations: { type: 'array', items: { $ref: '#/components/schemas/Destination' } } } } } } }, 401: errors[401] } },
+        post: { summary: 'Create a webhooks destination', requestBody: body(destinations.create), responses: { 201: json('Destination', 'Created'), 400: errors[400], 401: errors[401] } },
+      },
+      '/v1/destinations/{id}': {
+        parameters: idParam,
+        get: { summary: 'Get a destination', responses: { 200: json('Destination', 'The destination'), ...errors } },
+        patch: { summary: 'Update a destination (omitted fields unchanged; sharedSecret null removes it)', requestBody: body(destinations.patch), responses: { 200: json('Destination', 'Updated'), ...errors } },
+        delete: { summary: 'Delete a destination', responses: { 204: { description: 'Deleted' }, 401: errors[401], 404: errors[404] } },
+      },
+    },
+  };
+}

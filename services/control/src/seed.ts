@@ -1,0 +1,111 @@
+import { readFileSync } from 'node:fs';
+import { parse } from 'yaml';
+import { z } from 'zod';
+import type { Destination, Source } from '@switchyard/platform/config-view/config-state';
+import { parseBody, sourceCreate } from './api-schemas.js';
+import { change, type ConfigChange } from './config-store.js';
+import type { ControlDeps } from './control-deps.js';
+import { newWriteKey } from './ids.js';
+
+/**
+ * A seed file keeps sources and destinations in git (YAML). Applied at start-up, idempotently: an
+ * entry that matches what is stored writes nothing; one that differs is overwritten; entries not in
+ * the file are left alone. `${NAME}` in any string is replaced by that environment variable (so
+ * secrets stay out of git); an unset variable is an error.
+ *
+ *   sources:
+ *     - id: web
+ *       name: Website
+ *       writeKeys: [${WEB_WRITE_KEY}]
+ *   destinations:
+ *     - id: web-hooks
+ *       sourceId: web
+ *       settings:
+ *         sharedSecret: ${WEB_HOOK_SECRET}
+ *         webhooks:
+ *           - url: https://hooks.example.com/switchyard
+ *             headers: { X-Team: growth }
+ */
+export interface SeedResult { written: number; unchanged: number }
+
+const seedFile = z.strictObject({
+  sources: z.array(z.unknown()).default([]),
+  destinations: z.array(z.unknown()).default([]),
+});
+const seedSource = sourceCreate.extend({
+  id: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/),
+  writeKeys: z.array(z.string().min(8, 'write keys must be at least 8 characters')).min(1).optional(),
+});
+
+export function readSeed(path: string, env: NodeJS.ProcessEnv): unknown {
+  const text = readFileSync(path, 'utf8');
+  return interpolate(parse(text) ?? {}, env, path);
+}
+
+function interpolate(value: unknown, env: NodeJS.ProcessEnv, file: string): unknown {
+  if (typeof value === 'string') {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+      const v = env[name];
+      if (v === undefined) throw new Error(`seed file ${file}: environment variable ${name} is not set`);
+      return v;
+    });
+  }
+  if (Array.isArray(value)) return value.map((v) => interpolate(v, env, file));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, interpolate(v, env, file)]));
+  return value;
+}
+
+export async function applySeed(seed: unknown, { view, store, clock, destinationSchemas }: Pick<ControlDeps, 'view' | 'store' | 'clock' | 'destinationSchemas'>): Promise<SeedResult> {
+  const file = parseEntry(seedFile, seed, 'seed');
+  const now = clock();
+  const changes: ConfigChange[] = [];
+  let unchanged = 0;
+
+  for (const [i, raw] of file.sources.entries()) {
+    const entry = parseEntry(seedSource, raw, `sources[${i}]`);
+    const current = view.state.source(entry.id);
+    const next: Source = {
+      id: entry.id, name: entry.name, enabled: entry.enabled,
+      writeKeys: entry.writeKeys ?? current?.writeKeys ?? [newWriteKey()],
+      createdAt: current?.createdAt ?? now, updatedAt: now,
+    };
+    if (current && sameExceptTimes(current, next)) unchanged++;
+    else changes.push(change.putSource(next));
+  }
+  const seededSources = new Set(file.sources.map((s) => (s as { id?: string }).id));
+  for (const [i, raw] of file.destinations.entries()) {
+    const entry = parseEntry(destinationSchemas.create.extend({ id: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/), type: z.literal('webhooks').default('webhooks') }), raw, `destinations[${i}]`);
+    if (!seededSources.has(entry.sourceId) && !view.state.source(entry.sourceId)) throw new Error(`seed destinations[${i}]: no source ${entry.sourceId}`);
+    const current = view.state.destination(entry.id);
+    const next: Destination = {
+      id: entry.id, sourceId: entry.sourceId, name: entry.name, type: entry.type, enabled: entry.enabled,
+      sharedSecret: entry.settings.sharedSecret ?? null, webhooks: entry.settings.webhooks,
+      createdAt: current?.createdAt ?? now, updatedAt: now,
+    };
+    if (current && sameExceptTimes(current, next)) unchanged++;
+    else changes.push(change.putDestination(next));
+  }
+  if (changes.length) await store.write(...changes);
+  return { written: changes.length, unchanged };
+}
+
+function parseEntry<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
+  try {
+    return parseBody(schema, value);
+  } catch (err) {
+    const e = err as { message: string; field?: string };
+    throw new Error(`seed ${where}${e.field ? `.${e.field}` : ''}: ${e.message}`);
+  }
+}
+
+function sameExceptTimes(a: object, b: object): boolean {
+  const strip = ({ createdAt: _c, updatedAt: _u, ...rest }: Record<string, unknown>) => rest;
+  return stableJson(strip(a as Record<string, unknown>)) === stableJson(strip(b as Record<string, unknown>));
+}
+
+function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value && typeof value === 'object') return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(value);
+}
+

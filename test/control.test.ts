@@ -1,0 +1,259 @@
+// The control service against the real broker: the admin API, its validation, and the config
+// view another process keeps of the config topic.
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import { ConfigView } from '@switchyard/platform/config-view/config-view';
+import { topicNames } from '@switchyard/platform/kafka/topics';
+import { createLogger } from '@switchyard/platform/logger';
+import { requestJson } from './support/http.js';
+import { pipelineEnv, setupTopics, startService, type RunningService } from './support/services.js';
+import { testKafka, testStack, uniquePrefix } from './support/stack.js';
+
+const token = `admin-${randomUUID()}`;
+const secret = `s3cr3t-${randomUUID()}`;
+
+async function openView(prefix: string): Promise<ConfigView> {
+  const view = new ConfigView({
+    kafka: testKafka('view'), codec: new AvroCodec({ registryUrl: testStack().registryUrl }),
+    topic: topicNames(prefix).config, logger: createLogger({ service: 'test-view', level: 'error' }), owner: 'test',
+  });
+  await view.start();
+  return view;
+}
+
+/** Time until the other process's view satisfies the predicate; fails past 2 s. */
+async function seenWithin2s(view: ConfigView, predicate: Parameters<ConfigView['waitFor']>[0]): Promise<number> {
+  const t0 = Date.now();
+  await view.waitFor(predicate, 2000);
+  return Date.now() - t0;
+}
+
+describe('control service: admin API and live configuration', () => {
+  const prefix = uniquePrefix('control');
+  const seedPath = join(tmpdir(), `seed-${randomUUID()}.yaml`);
+  const env = pipelineEnv(prefix, { SWITCHYARD_ADMIN_TOKEN: token, SWITCHYARD_ALLOWED_CIDRS: '', SWITCHYARD_SEED_FILE: seedPath, SEED_SECRET: secret });
+  let control: RunningService;
+  let view: ConfigView;
+  const responses: string[] = [];
+  const api = async (method: string, path: string, body?: unknown, auth = token) => {
+    const res = await requestJson(method, `${control.url}${path}`, { token: auth, body });
+    responses.push(res.text);
+    return res;
+  };
+
+  before(async () => {
+    writeFileSync(seedPath, [
+      'sources:',
+      '  - id: seeded',
+      '    name: Seeded source',
+      '    writeKeys: ["seeded-write-key-1"]',
+      'destinations:',
+      '  - id: seeded-hooks',
+      '    sourceId: seeded',
+      '    settings:',
+      '      sharedSecret: "${SEED_SECRET}"',
+      '      webhooks:',
+      '        - url: https://hooks.example.com/in',
+      '          headers: { X-Team: growth }',
+      '',
+    ].join('\n'));
+    await setupTopics(env);
+    control = await startService('control', env);
+    view = await openView(prefix);
+  });
+  after(async () => {
+    await view?.stop();
+    await control?.stop();
+  });
+
+  it('applies the seed file at start (secret from the environment)', async () => {
+    await view.waitFor((s) => s.destination('seeded-hooks') !== undefined, 5000);
+    assert.equal(view.state.sourceForWriteKey('seeded-write-key-1')?.id, 'seeded');
+    assert.equal(view.state.destination('seeded-hooks')?.sharedSecret, secret);
+    const { body } = await api('GET', '/v1/destinations/seeded-hooks');
+    assert.equal(body.settings.sharedSecret, '********');
+    assert.deepEqual(body.settings.webhooks, [{ url: 'https://hooks.example.com/in', headers: { 'X-Team': 'growth' } }]);
+  });
+
+  it('source lifecycle: create, update, add and remove write keys, delete — each seen by another process within 2 s', async () => {
+    const created = await api('POST', '/v1/sources', { name: 'Website' });
+    assert.equal(created.status, 201);
+    const id: string = created.body.id;
+    const [key1] = created.body.writeKeys as string[];
+    assert.match(id, /^src_/);
+    assert.equal(created.body.enabled, true);
+    assert.ok(key1 && key1.length >= 40);
+    const lag: number[] = [];
+    lag.push(await seenWithin2s(view, (s) => s.sourceForWriteKey(key1)?.id === id));
+
+    const list = await api('GET', '/v1/sources');
+    assert.ok(list.body.sources.some((s: { id: string }) => s.id === id));
+    assert.equal((await api('GET', `/v1/sources/${id}`)).body.name, 'Website');
+
+    const patched = await api('PATCH', `/v1/sources/${id}`, { name: 'Web site', enabled: false });
+    assert.equal(patched.status, 200);
+    assert.equal(patched.body.enabled, false);
+    lag.push(await seenWithin2s(view, (s) => s.source(id)?.enabled === false && s.source(id)?.name === 'Web site'));
+
+    const added = await api('POST', `/v1/sources/${id}/write-keys`);
+    assert.equal(added.status, 201);
+    const key2: string = added.body.writeKey;
+    assert.deepEqual(added.body.source.writeKeys, [key1, key2]);
+    lag.push(await seenWithin2s(view, (s) => s.sourceForWriteKey(key2)?.id === id));
+
+    const removed = await api('DELETE', `/v1/sources/${id}/write-keys/${encodeURIComponent(key1)}`);
+    assert.equal(removed.status, 200);
+    assert.deepEqual(removed.body.writeKeys, [key2]);
+    lag.push(await seenWithin2s(view, (s) => s.sourceForWriteKey(key1) === undefined && s.sourceForWriteKey(key2)?.id === id));
+    assert.equal((await api('DELETE', `/v1/sources/${id}/write-keys/not-a-key`)).status, 404);
+
+    const dest = await api('POST', '/v1/destinations', { sourceId: id, type: 'webhooks', enabled: true, settings: { webhooks: [{ url: 'https://a.example.com/hook' }] } });
+    assert.equal(dest.status, 201);
+    assert.equal((await api('DELETE', `/v1/sources/${id}`)).status, 204);
+    lag.push(await seenWithin2s(view, (s) => s.source(id) === undefined && s.destination(dest.body.id) === undefined && s.sourceForWriteKey(key2) === undefined));
+    assert.equal((await api('GET', `/v1/sources/${id}`)).status, 404);
+    assert.equal((await api('GET', `/v1/destinations/${dest.body.id}`)).status, 404, 'deleting a source deletes its destinations');
+    console.log(`# config propagation to another process (ms): ${lag.join(', ')}`);
+  });
+
+  it('destination lifecycle: create, update (secret kept, replaced, removed), disable, delete', async () => {
+    const src = (await api('POST', '/v1/sources', { name: 'App' })).body;
+    const create = await api('POST', '/v1/destinations', {
+      sourceId: src.id, name: 'Hooks', type: 'webhooks', enabled: true,
+      settings: { sharedSecret: secret, webhooks: [{ url: 'https://a.example.com/hook', headers: { 'X-Api-Key': 'k1' } }, { url: 'http://b.example.com:8080/in' }] },
+    });
+    assert.equal(create.status, 201, create.text);
+    const id: string = create.body.id;
+    assert.match(id, /^dst_/);
+    assert.equal(create.body.settings.sharedSecret, '********');
+    assert.deepEqual(create.body.settings.webhooks[1], { url: 'http://b.example.com:8080/in', headers: {} });
+    await seenWithin2s(view, (s) => s.enabledWebhooksOf(src.id).some((d) => d.id === id && d.sharedSecret === secret));
+
+    assert.deepEqual((await api('GET', `/v1/destinations?sourceId=${src.id}`)).body.destinations.map((d: { id: string }) => d.id), [id]);
+
+    const renamed = await api('PATCH', `/v1/destinations/${id}`, { name: 'Renamed' });
+    assert.equal(renamed.body.settings.sharedSecret, '********');
+    await seenWithin2s(view, (s) => s.destination(id)?.name === 'Renamed' && s.destination(id)?.sharedSecret === secret);
+
+    await api('PATCH', `/v1/destinations/${id}`, { settings: { sharedSecret: `${secret}-2`, webhooks: [{ url: 'https://c.example.com/' }] } });
+    await seenWithin2s(view, (s) => s.destination(id)?.sharedSecret === `${secret}-2` && s.destination(id)?.webhooks.length === 1);
+
+    const noSecret = await api('PATCH', `/v1/destinations/${id}`, { enabled: false, settings: { sharedSecret: null } });
+    assert.equal(noSecret.body.settings.sharedSecret, null);
+    assert.equal(noSecret.body.enabled, false);
+    await seenWithin2s(view, (s) => s.destination(id)?.sharedSecret === null && s.enabledWebhooksOf(src.id).length === 0);
+
+    assert.equal((await api('DELETE', `/v1/destinations/${id}`)).status, 204);
+    await seenWithin2s(view, (s) => s.destination(id) === undefined);
+    assert.equal((await api('DELETE', `/v1/destinations/${id}`)).status, 404);
+  });
+
+  describe('validation: 400 {code, message, field}', () => {
+    let sourceId: string;
+    before(async () => { sourceId = (await api('POST', '/v1/sources', { name: 'Validation' })).body.id; });
+    const hook = (url: string, headers?: Record<string, string>) => (headers ? { url, headers } : { url });
+    const dest = (webhooks: unknown, extra: Record<string, unknown> = {}) => ({ sourceId, type: 'webhooks', enabled: true, settings: { webhooks }, ...extra });
+    const cases: Array<[string, () => unknown, string, string]> = [
+      ['no webhooks', () => dest([]), 'NO_WEBHOOKS', 'settings.webhooks'],
+      ['six webhooks', () => dest(Array.from({ length: 6 }, (_, i) => hook(`https://h${i}.example.com/`))), 'TOO_MANY_WEBHOOKS', 'settings.webhooks'],
+      ['relative URL', () => dest([hook('/hook')]), 'INVALID_URL', 'settings.webhooks[0].url'],
+      ['ftp scheme', () => dest([hook('ftp://files.example.com/')]), 'INVALID_URL_SCHEME', 'settings.webhooks[0].url'],
+      ['javascript scheme', () => dest([hook('javascript:alert(1)')]), 'INVALID_URL_SCHEME', 'settings.webhooks[0].url'],
+      ['credentials in URL', () => dest([hook('https://user:pw@example.com/')]), 'INVALID_URL', 'settings.webhooks[0].url'],
+      ['loopback 127.0.0.1', () => dest([hook('http://127.0.0.1:9000/')]), 'BLOCKED_ADDRESS', 'settings.webhooks[0].url'],
+      ['loopback in decimal', () => dest([hook('http://2130706433/')]), 'BLOCKED_ADDRESS', 'settings.webhooks[0].url'],
+      ['loopback ::1', () => dest([hook('https://example.com/'), hook('http://[::1]/')]), 'BLOCKED_ADDRESS', 'settings.webhooks[1].url'],
+      ['IPv4-mapped IPv6 loopback', () => dest([hook('http://[::ffff:127.0.0.1]/')]), 'BLOCKED_ADDRESS', 'settings.webhooks[0].url'],
+      ['localhost', () => dest([hook('http://localhost:3000/')]), 'BLOCKED_ADDRESS', 'settings.webhooks[0].url'],
+      ['private 10.0.0.1', () => dest([hook('http://10.0.0.1/')]), 'BLOCKED_ADDRESS', 'settings.webhooks[0].url'],
+      ['private 192.168.1.5', () => dest([hook('http://192.168.1.5/')]), 'BLOCKED_ADDRESS', 'settings.webhooks[0].url'],
+      ['link-local 169.254.1.1', () => dest([hook('http://169.254.1.1/')]), 'BLOCKED_ADDRESS', 'settings.webhooks[0].url'],
+      ['cloud metadata 169.254.169.254', () => dest([hook('http://169.254.169.254/latest/meta-data/')]), 'BLOCKED_ADDRESS', 'settings.webhooks[0].url'],
+      ['header name with a space', () => dest([hook('https://example.com/', { 'Bad Name': 'x' })]), 'INVALID_HEADER', 'settings.webhooks[0].headers.Bad Name'],
+      ['header value with CRLF', () => dest([hook('https://example.com/', { 'X-Ok': 'a\r\nInjected: 1' })]), 'INVALID_HEADER', 'settings.webhooks[0].headers.X-Ok'],
+      ['reserved header X-Signature', () => dest([hook('https://example.com/', { 'x-signature': 'forged' })]), 'RESERVED_HEADER', 'settings.webhooks[0].headers.x-signature'],
+      ['reserved header Content-Length', () => dest([hook('https://example.com/', { 'Content-Length': '1' })]), 'RESERVED_HEADER', 'settings.webhooks[0].headers.Content-Length'],
+      ['unknown source', () => ({ ...dest([hook('https://example.com/')]), sourceId: 'src_nope' }), 'UNKNOWN_SOURCE', 'sourceId'],
+      ['wrong type', () => dest([hook('https://example.com/')], { type: 'kinesis' }), 'UNSUPPORTED_TYPE', 'type'],
+      ['missing settings', () => ({ sourceId, type: 'webhooks' }), 'INVALID_FIELD', 'settings'],
+      ['unknown field', () => dest([hook('https://example.com/')], { colour: 'blue' }), 'UNKNOWN_FIELD', 'colour'],
+      ['URL not a string', () => dest([{ url: 42 }]), 'INVALID_FIELD', 'settings.webhooks[0].url'],
+    ];
+    for (const [name, body, code, field] of cases) {
+      it(`destination: ${name} → ${code} at ${field}`, async () => {
+        const res = await api('POST', '/v1/destinations', body());
+        assert.equal(res.status, 400, res.text);
+        assert.equal(res.body.code, code, res.text);
+        assert.equal(res.body.field, field, res.text);
+        assert.equal(typeof res.body.message, 'string');
+      });
+    }
+    it('PATCH applies the same rules', async () => {
+      const ok = await api('POST', '/v1/destinations', dest([hook('https://example.com/')]));
+      const res = await api('PATCH', `/v1/destinations/${ok.body.id}`, { settings: { webhooks: [hook('http://10.1.2.3/')] } });
+      assert.equal(res.status, 400);
+      assert.deepEqual([res.body.code, res.body.field], ['BLOCKED_ADDRESS', 'settings.webhooks[0].url']);
+    });
+    it('sources: empty name, wrong types, malformed JSON', async () => {
+      for (const [body, field] of [[{ name: '' }, 'name'], [{ name: 'x', enabled: 'yes' }, 'enabled'], [{}, 'name']] as const) {
+        const res = await api('POST', '/v1/sources', body);
+        assert.equal(res.status, 400, res.text);
+        assert.equal(res.body.field, field);
+      }
+      const res = await fetch(`${control.url}/v1/sources`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"name":' });
+      assert.equal(res.status, 400);
+      const body = await res.json() as { code: string };
+      assert.equal(typeof body.code, 'string');
+    });
+  });
+
+  it('401 without a token or with a wrong one; 404 for unknown ids; health stays open', async () => {
+    assert.equal((await requestJson('GET', `${control.url}/v1/sources`)).status, 401);
+    const wrong = await requestJson('GET', `${control.url}/v1/sources`, { token: `${token}x` });
+    assert.equal(wrong.status, 401);
+    assert.equal(wrong.body.code, 'UNAUTHORIZED');
+    assert.equal((await requestJson('GET', `${control.url}/v1/sources`, { headers: { authorization: `Basic ${Buffer.from(`${token}:`).toString('base64')}` } })).status, 401);
+    for (const path of ['/v1/sources/src_nope', '/v1/destinations/dst_nope']) {
+      const res = await api('GET', path);
+      assert.equal(res.status, 404);
+      assert.match(res.body.code, /_NOT_FOUND$/);
+    }
+    assert.equal((await api('PATCH', '/v1/sources/src_nope', { name: 'x' })).status, 404);
+    assert.equal((await requestJson('GET', `${control.url}/healthz`)).status, 200);
+  });
+
+  it('serves the OpenAPI document kept in the repository', async () => {
+    const served = (await requestJson('GET', `${control.url}/openapi.json`)).body;
+    const kept = JSON.parse(readFileSync(new URL('../services/control/openapi.json', import.meta.url), 'utf8'));
+    assert.deepEqual(served, kept, 'run npm run gen:openapi');
+    assert.ok(served.paths['/v1/destinations'].post);
+  });
+
+  it('restarting the control service and a config consumer loses nothing; the seed is not re-applied', async () => {
+    const before = (await api('GET', '/v1/sources')).body.sources;
+    const code = await control.stop();
+    assert.equal(code, 0);
+    control = await startService('control', env);
+    assert.deepEqual((await api('GET', '/v1/sources')).body.sources, before);
+    assert.ok(control.proc.output.some((l) => l.includes('"seed applied"') && l.includes('"written":0')), 'the second start finds the seed already applied');
+
+    const fresh = await openView(prefix);
+    try {
+      assert.deepEqual(fresh.state.sources().map((s) => s.id).sort(), view.state.sources().map((s) => s.id).sort());
+      assert.deepEqual(fresh.state.destinations().map((d) => d.id).sort(), view.state.destinations().map((d) => d.id).sort());
+    } finally {
+      await fresh.stop();
+    }
+  });
+
+  it('the shared secret never appears in a response or a log line', () => {
+    const logs = control.proc.output.join('\n');
+    for (const text of [...responses, logs]) assert.ok(!text.includes(secret), 'secret leaked');
+    assert.ok(!logs.includes(token), 'admin token leaked');
+  });
+});
