@@ -24,6 +24,6 @@ export function uniquePrefix(label: string): string {
   return `t.${label}.${randomUUID().slice(0, 8)}.`;
 }
 
-export function testKafka(label: string): Kafka {
-  return createKafka({ brokers: testStack().brokers.split(','), clientId: `test-${label}`, logger: createLogger({ service: `test-${label}`, level: 'error' }) });
+export function testKafka(label: string, brokers = testStack().brokers): Kafka {
+  return createKafka({ brokers: brokers.split(','), clientId: `test-${label}`, logger: createLogger({ service: `test-${label}`, level: 'error' }) });
 }

@@ -35,7 +35,8 @@ export function createRuntime({ service, logLevel, server: serverOptions, shutdo
     service, logger, metrics, lifecycle, readiness: lifecycle.readiness, server,
     async listen(host, port) {
       const address = await server.listen({ host, port });
-      // Registered first, so it closes last: health and metrics answer until the very end.
+      // Closers run in reverse order of registration: whatever the service opened after listening
+      // (consumers) closes before the server, whatever it opened before (producers) after it.
       lifecycle.onShutdown('http', () => server.close());
       logger.info({ address }, 'listening');
       return address;

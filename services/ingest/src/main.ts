@@ -1,18 +1,48 @@
-// The ingest service: Receives calls over HTTP and writes them to the ingest topic.
-// Composition root: the only place that reads the environment and wires I/O.
+// The ingest service: the tracking HTTP API that analytics client libraries speak, writing each
+// accepted call to the ingest topic as Avro. Composition root: the only place that reads the environment.
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
+import { ConfigView } from '@switchyard/platform/config-view/config-view';
+import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import { connectPipeline } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
+import { ingestMetrics } from './ingest-metrics.js';
+import { trackingApi } from './routes.js';
 
 const configSchema = z.object({
   ...commonEnv,
   INGEST_PORT: env.port(8080),
+  INGEST_ACK_TIMEOUT: env.duration('10s'),
+  /** Whose X-Forwarded-For to believe for context.ip: false, true, a hop count, or comma-separated addresses/CIDRs. */
+  INGEST_TRUST_PROXY: z.string().default('false').transform((v): boolean | number | string[] =>
+    v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v.split(',').map((s) => s.trim()).filter(Boolean)),
 });
 
 runMain('ingest', async () => {
   const config = loadConfig(configSchema);
-  const runtime = createRuntime({ service: 'ingest', logLevel: config.LOG_LEVEL });
+  const runtime = createRuntime({
+    service: 'ingest', logLevel: config.LOG_LEVEL,
+    server: { trustProxy: config.INGEST_TRUST_PROXY as boolean | string[] },
+  });
+  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, [
+    'io.switchyard.event.Track', 'io.switchyard.event.Page', 'io.switchyard.event.Screen', 'io.switchyard.event.Identify',
+    'io.switchyard.event.Group', 'io.switchyard.event.Alias', 'io.switchyard.pipeline.InvalidEvent',
+  ]);
+  const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'ingest' });
+  const metrics = ingestMetrics(runtime.metrics);
+  const batcher = new BatchingProducer(producer, {
+    onSend: ({ records, seconds, error }) => {
+      if (error) runtime.logger.warn({ err: error, records }, 'produce failed');
+      else { metrics.kafkaAck.observe(seconds); metrics.kafkaBatchRecords.observe(records); }
+    },
+  });
+  await trackingApi(runtime.server, {
+    config: view.state, codec, batcher, topics, metrics, clock: Date.now, newMessageId: randomUUID, ackTimeoutMs: config.INGEST_ACK_TIMEOUT,
+  });
+  runtime.readiness.set('config', false);
   await runtime.listen(config.HOST, config.INGEST_PORT);
-  await connectPipeline(runtime, config, ['io.switchyard.event.Track', 'io.switchyard.event.Page', 'io.switchyard.event.Screen', 'io.switchyard.event.Identify', 'io.switchyard.event.Group', 'io.switchyard.event.Alias', 'io.switchyard.pipeline.InvalidEvent']);
+  await view.start();
+  runtime.lifecycle.onShutdown('config-view', () => view.stop());
+  runtime.readiness.set('config', true);
 });

@@ -39,7 +39,10 @@ export function createServer({ logger, metrics, readiness, bodyLimit = 1 << 20, 
   });
 
   app.setErrorHandler((error: { statusCode?: number; status?: number; code?: string; message?: string }, _req, reply) => {
-    if (error instanceof SwitchyardError && error.status < 500) return reply.code(error.status).send(error.toJSON());
+    if (error instanceof SwitchyardError) {
+      if (error.status >= 500 && !error.retriable && error.status !== 503) logger.error({ err: error }, 'request failed');
+      return reply.code(error.status).send(error.toJSON());
+    }
     const status = error.statusCode ?? error.status ?? 500;
     const code = typeof error.code === 'string' ? error.code : 'INTERNAL';
     if (status >= 500) logger.error({ err: error }, 'request failed');

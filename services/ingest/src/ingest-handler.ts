@@ -1,0 +1,112 @@
+import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import type { ConfigState } from '@switchyard/platform/config-view/config-state';
+import type { BatchingProducer, OutgoingRecord } from '@switchyard/platform/kafka/batching-producer';
+import type { TopicNames } from '@switchyard/platform/kafka/topics';
+import { normalizeEvent, type CallType, type Rejected } from './event-rules.js';
+import type { IngestMetrics } from './ingest-metrics.js';
+import { decodeBody, IngestError, MAX_REQUEST_BYTES, parseJsonBody, writeKeyOf } from './request-body.js';
+
+export interface IngestDeps {
+  config: ConfigState;
+  codec: AvroCodec;
+  batcher: BatchingProducer;
+  topics: TopicNames;
+  metrics: IngestMetrics;
+  clock: () => number;
+  newMessageId: () => string;
+  /** How long to wait for Kafka before answering 503. */
+  ackTimeoutMs: number;
+}
+
+export interface IngestRequest {
+  /** `batch` for /v1/batch and /v1/import, else the call type of the single-call path. */
+  route: 'batch' | CallType;
+  body: Buffer;
+  contentEncoding: string | undefined;
+  authorization: string | undefined;
+  ip: string | undefined;
+}
+
+export interface RejectedEvent { index: number; messageId: string | null; reason: string; message: string }
+export type IngestResponse = { success: true; rejected?: RejectedEvent[] };
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * One tracking API request: authenticate, validate, enrich, write, answer. Request-level problems
+ * throw an IngestError (4xx, nothing written). Events that break a rule inside a batch are refused
+ * alone and kept on the invalid-events topic. Resolves only after Kafka acknowledged every record
+ * of the request; when it cannot, throws a 503 and withdraws what was not yet sent.
+ */
+export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promise<IngestResponse> {
+  const receivedAt = deps.clock();
+  if (req.body.length > MAX_REQUEST_BYTES) throw new IngestError(400, 'BODY_TOO_LARGE', `the body is over ${MAX_REQUEST_BYTES / 1024} KB`);
+  const body = parseJsonBody(await decodeBody(req.body, req.contentEncoding));
+  if (!isObject(body)) throw new IngestError(400, 'INVALID_BODY', 'the body must be a JSON object');
+
+  const writeKey = writeKeyOf(req.authorization, body);
+  if (!writeKey) throw new IngestError(401, 'MISSING_WRITE_KEY', 'send the write key as the HTTP Basic user name or as writeKey in the body');
+  const source = deps.config.sourceForWriteKey(writeKey);
+  if (!source) throw new IngestError(401, 'INVALID_WRITE_KEY', 'the write key is not valid');
+  if (!source.enabled) throw new IngestError(401, 'SOURCE_DISABLED', 'the source of this write key is disabled');
+
+  const single = req.route !== 'batch';
+  let events: unknown[];
+  if (single) events = [body];
+  else if (Array.isArray(body.batch)) events = body.batch;
+  else throw new IngestError(400, 'INVALID_BATCH', 'the body needs a "batch" array of calls');
+
+  const facts = {
+    sourceId: source.id, receivedAt, ip: req.ip, newMessageId: deps.newMessageId,
+    context: single ? undefined : objectOrUndefined(body.context, 'context'),
+    integrations: single ? undefined : objectOrUndefined(body.integrations, 'integrations'),
+    sentAt: body.sentAt,
+  };
+
+  const records: OutgoingRecord[] = [];
+  const rejected: RejectedEvent[] = [];
+  const acceptedTypes: string[] = [];
+  events.forEach((raw, index) => {
+    const result = normalizeEvent(raw, single ? (req.route as CallType) : undefined, facts);
+    if (result.ok) {
+      records.push({ topic: deps.topics.ingest, key: result.key, value: deps.codec.encode(result.schema, result.record as never) });
+      acceptedTypes.push(result.type);
+      return;
+    }
+    deps.metrics.rejected.inc({ type: result.type ?? 'unknown', reason: result.reason });
+    if (single) throw new IngestError(400, result.reason.toUpperCase(), result.message);
+    rejected.push({ index, messageId: result.messageId, reason: result.reason, message: result.message });
+    records.push({ topic: deps.topics.invalidEvents, key: source.id, value: invalidRecord(deps.codec, source.id, index, raw, result, receivedAt) });
+  });
+
+  const submission = deps.batcher.submit(records);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      submission.acked,
+      new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error('timeout')), deps.ackTimeoutMs); }),
+    ]);
+  } catch {
+    submission.cancel();
+    deps.metrics.kafkaErrors.inc();
+    throw new IngestError(503, 'UNAVAILABLE', 'the event store is not accepting writes right now; retry later');
+  } finally {
+    clearTimeout(timer);
+  }
+  for (const type of acceptedTypes) deps.metrics.accepted.inc({ type });
+  return rejected.length ? { success: true, rejected } : { success: true };
+}
+
+function objectOrUndefined(value: unknown, field: string): Json | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isObject(value)) throw new IngestError(400, 'INVALID_BATCH', `batch-level ${field} must be an object`);
+  return value;
+}
+
+function invalidRecord(codec: AvroCodec, sourceId: string, index: number, raw: unknown, result: Rejected, receivedAt: number): Buffer {
+  return codec.encode('io.switchyard.pipeline.InvalidEvent', {
+    reason: result.reason, message: result.message, stage: 'ingest', sourceId, messageId: result.messageId, batchIndex: index,
+    payload: Buffer.from(JSON.stringify(raw) ?? 'null', 'utf8'), originTopic: null, originPartition: null, originOffset: null, receivedAt,
+  });
+}

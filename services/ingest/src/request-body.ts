@@ -1,0 +1,85 @@
+import { promisify } from 'node:util';
+import { brotliDecompress, gunzip, inflate } from 'node:zlib';
+import sjson from 'secure-json-parse';
+import { SwitchyardError } from '@switchyard/platform/errors';
+
+/** Limits of the tracking API (product decision 2). */
+export const MAX_REQUEST_BYTES = 500 * 1024;
+export const MAX_JSON_DEPTH = 64;
+
+export class IngestError extends SwitchyardError {
+  constructor(status: number, code: string, message: string) {
+    super(code, message, { status });
+    this.name = 'IngestError';
+  }
+}
+
+const decoders = {
+  gzip: promisify(gunzip),
+  'x-gzip': promisify(gunzip),
+  deflate: promisify(inflate),
+  br: promisify(brotliDecompress),
+} as const;
+
+/**
+ * The request body as JSON text: decompressed when Content-Encoding says so, never larger than
+ * 500 KB whatever the compression (a gzip bomb stops at the limit: zlib refuses to produce more).
+ */
+export async function decodeBody(raw: Buffer, contentEncoding: string | undefined): Promise<Buffer> {
+  const encoding = (contentEncoding ?? 'identity').trim().toLowerCase();
+  if (encoding === 'identity' || encoding === '') return raw;
+  const decode = decoders[encoding as keyof typeof decoders];
+  if (!decode) throw new IngestError(400, 'UNSUPPORTED_ENCODING', `Content-Encoding ${JSON.stringify(encoding)} is not supported; use gzip, deflate, br or none`);
+  try {
+    return await decode(raw, { maxOutputLength: MAX_REQUEST_BYTES });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
+      throw new IngestError(400, 'BODY_TOO_LARGE', `the decompressed body is over ${MAX_REQUEST_BYTES / 1024} KB`);
+    }
+    throw new IngestError(400, 'INVALID_ENCODING', `the body is not valid ${encoding} data`);
+  }
+}
+
+/**
+ * Parses JSON without letting input shape objects' prototypes (`__proto__` and
+ * `constructor.prototype` keys are dropped) and refuses nesting deeper than MAX_JSON_DEPTH, which
+ * no analytics call needs and which would make later stringify/merge steps recurse deeply.
+ */
+export function parseJsonBody(text: Buffer): unknown {
+  let value: unknown;
+  try {
+    value = sjson.parse(text.toString('utf8'), undefined, { protoAction: 'remove', constructorAction: 'remove' });
+  } catch (err) {
+    throw new IngestError(400, 'INVALID_JSON', `the body is not valid JSON: ${(err as Error).message.slice(0, 200)}`);
+  }
+  if (depthExceeds(value, MAX_JSON_DEPTH)) throw new IngestError(400, 'NESTING_TOO_DEEP', `the body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  return value;
+}
+
+function depthExceeds(root: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[root, 1]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(value) ? value : Object.values(value)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/**
+ * The write key: the user name of HTTP Basic auth (with or without the colon, empty password),
+ * or `writeKey` in the body (browsers' text/plain requests cannot set headers without a preflight).
+ */
+export function writeKeyOf(authorization: string | undefined, body: unknown): string | undefined {
+  const basic = authorization && /^Basic\s+(.+)$/i.exec(authorization.trim());
+  if (basic) {
+    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    const user = decoded.includes(':') ? decoded.slice(0, decoded.indexOf(':')) : decoded;
+    if (user) return user;
+  }
+  const fromBody = typeof body === 'object' && body !== null ? (body as { writeKey?: unknown }).writeKey : undefined;
+  return typeof fromBody === 'string' && fromBody ? fromBody : undefined;
+}

@@ -1,0 +1,73 @@
+import cors from '@fastify/cors';
+import type { FastifyInstance } from 'fastify';
+import type { CallType } from './event-rules.js';
+import { handleIngest, type IngestDeps } from './ingest-handler.js';
+import { IngestError, MAX_REQUEST_BYTES } from './request-body.js';
+
+/** Every path official clients use, and what each carries (product decision 1). */
+export const ROUTES: ReadonlyArray<readonly [path: string, route: 'batch' | CallType]> = [
+  ['/v1/batch', 'batch'], ['/v1/import', 'batch'], ['/v1/b', 'batch'],
+  ['/v1/identify', 'identify'], ['/v1/i', 'identify'],
+  ['/v1/track', 'track'], ['/v1/t', 'track'],
+  ['/v1/page', 'page'], ['/v1/p', 'page'],
+  ['/v1/screen', 'screen'], ['/v1/s', 'screen'],
+  ['/v1/group', 'group'], ['/v1/g', 'group'],
+  ['/v1/alias', 'alias'], ['/v1/a', 'alias'],
+];
+
+/**
+ * The tracking API, in its own fastify scope: every Content-Type is read as raw bytes (browsers
+ * send JSON as text/plain; decoding is ours), bodies are capped while being read, CORS is open
+ * (browsers call from any site; the write key is the credential), and trailing slashes match.
+ */
+export async function trackingApi(app: FastifyInstance, deps: IngestDeps): Promise<void> {
+  await app.register(async (scope) => {
+    await scope.register(cors, { origin: '*', methods: ['POST', 'OPTIONS'], allowedHeaders: ['Content-Type', 'Authorization', 'Content-Encoding'], maxAge: 86400 });
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_REQUEST_BYTES }, (_req, body, done) => done(null, body));
+    // Refusals while reading the body (over the limit, aborted) use the API's own codes, with 400
+    // rather than 413: clients retry 413, and retrying the same body cannot help.
+    scope.setErrorHandler((error: { code?: string; statusCode?: number }, req, reply) => {
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+        deps.metrics.requests.inc({ route: routeOf(req.url), status: 400 });
+        return reply.code(400).send(new IngestError(400, 'BODY_TOO_LARGE', `the body is over ${MAX_REQUEST_BYTES / 1024} KB`).toJSON());
+      }
+      throw error;
+    });
+
+    for (const [path, route] of ROUTES) {
+      for (const url of [path, `${path}/`]) {
+        scope.post(url, async (req, reply) => {
+          const end = deps.metrics.requestDuration.startTimer({ route });
+          deps.metrics.inFlight.inc();
+          try {
+            const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+            deps.metrics.receivedBytes.inc(body.length);
+            const result = await handleIngest(deps, {
+              route, body, contentEncoding: header(req.headers['content-encoding']), authorization: header(req.headers.authorization), ip: req.ip,
+            });
+            deps.metrics.requests.inc({ route, status: 200 });
+            return reply.code(200).send(result);
+          } catch (err) {
+            const status = (err as { status?: number; statusCode?: number }).status ?? (err as { statusCode?: number }).statusCode ?? 500;
+            deps.metrics.requests.inc({ route, status });
+            if (status === 503) void reply.header('retry-after', '2');
+            throw err;
+          } finally {
+            deps.metrics.inFlight.dec();
+            end();
+          }
+        });
+      }
+    }
+  });
+}
+
+function routeOf(url: string): string {
+  const path = url.split('?')[0]!.replace(/\/$/, '');
+  return ROUTES.find(([p]) => p === path)?.[1] ?? 'unknown';
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,65 @@
+// Reads topics of a test pipeline from the beginning (read_committed), decodes every record and
+// keeps it, so tests can wait for what they expect and check that nothing else arrived.
+import { randomUUID } from 'node:crypto';
+import { AvroCodec, type Decoded } from '@switchyard/platform/codec/avro-codec';
+import type { Consumer } from '@switchyard/platform/kafka/client';
+import { testKafka, testStack } from './stack.js';
+
+export interface ReadRecord {
+  topic: string;
+  partition: number;
+  offset: string;
+  key: string | null;
+  /** Undefined when the value did not decode (raw bytes kept in `raw`). */
+  decoded: Decoded | undefined;
+  raw: Buffer | null;
+}
+
+export class TopicReader {
+  readonly records: ReadRecord[] = [];
+  private consumer: Consumer | undefined;
+  private listeners = new Set<() => void>();
+
+  constructor(private readonly topics: string[], private readonly brokers?: string) {}
+
+  async start(): Promise<this> {
+    const codec = new AvroCodec({ registryUrl: testStack().registryUrl });
+    const consumer = testKafka('reader', this.brokers).consumer({ groupId: `test-reader-${randomUUID()}`, maxWaitTimeInMs: 100 });
+    this.consumer = consumer;
+    await consumer.connect();
+    for (const topic of this.topics) await consumer.subscribe({ topic, fromBeginning: true });
+    let joined!: () => void;
+    const ready = new Promise<void>((resolve) => { joined = resolve; });
+    consumer.on(consumer.events.GROUP_JOIN, () => joined());
+    await consumer.run({
+      eachMessage: async ({ topic, partition, message }) => {
+        let decoded: Decoded | undefined;
+        try { decoded = await codec.decode(message.value); } catch { decoded = undefined; }
+        this.records.push({ topic, partition, offset: message.offset, key: message.key?.toString() ?? null, decoded, raw: message.value });
+        for (const l of this.listeners) l();
+      },
+    });
+    await ready;
+    return this;
+  }
+
+  /** Records of one topic whose decoded value satisfies the filter. */
+  values<T = Record<string, unknown>>(topic: string, filter: (value: T, record: ReadRecord) => boolean = () => true): T[] {
+    return this.records.filter((r) => r.topic === topic && r.decoded && filter(r.decoded.value as T, r)).map((r) => ({ ...(r.decoded!.value as object) }) as T);
+  }
+
+  async waitFor<T = Record<string, unknown>>(topic: string, filter: (value: T, record: ReadRecord) => boolean, count = 1, timeoutMs = 15_000): Promise<T[]> {
+    const check = () => this.values<T>(topic, filter);
+    if (check().length >= count) return check();
+    return new Promise((resolve, reject) => {
+      const listener = () => { const found = check(); if (found.length >= count) { cleanup(); resolve(found); } };
+      const timer = setTimeout(() => { cleanup(); reject(new Error(`expected ${count} matching records on ${topic} within ${timeoutMs} ms, got ${check().length}`)); }, timeoutMs);
+      const cleanup = () => { clearTimeout(timer); this.listeners.delete(listener); };
+      this.listeners.add(listener);
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.disconnect();
+  }
+}
