@@ -3,6 +3,7 @@
 // enrichment, and the process's own protection against hostile bodies.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, it } from 'node:test';
@@ -284,6 +285,11 @@ describe('ingest: the tracking API into the ingest topic', () => {
     const preflight = await fetch(`${ingest.url}/v1/batch`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+  });
+
+  it('serves the OpenAPI document kept in the repository', async () => {
+    const served = await (await fetch(`${ingest.url}/openapi.json`)).json();
+    assert.deepEqual(served, JSON.parse(readFileSync(new URL('../services/ingest/openapi.json', import.meta.url), 'utf8')), 'run npm run gen:openapi');
   });
 
   it('metrics on the hop: requests by route and status, events accepted and rejected, Kafka ack latency', async () => {

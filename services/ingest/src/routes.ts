@@ -1,6 +1,7 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
 import type { CallType } from './event-rules.js';
+import { openApiDocument } from './openapi.js';
 import { handleIngest, type IngestDeps } from './ingest-handler.js';
 import { IngestError, MAX_REQUEST_BYTES } from './request-body.js';
 
@@ -21,6 +22,8 @@ export const ROUTES: ReadonlyArray<readonly [path: string, route: 'batch' | Call
  * (browsers call from any site; the write key is the credential), and trailing slashes match.
  */
 export async function trackingApi(app: FastifyInstance, deps: IngestDeps): Promise<void> {
+  const openapi = openApiDocument();
+  app.get('/openapi.json', async () => openapi);
   await app.register(async (scope) => {
     await scope.register(cors, { origin: '*', methods: ['POST', 'OPTIONS'], allowedHeaders: ['Content-Type', 'Authorization', 'Content-Encoding'], maxAge: 86400 });
     scope.removeAllContentTypeParsers();

@@ -1,0 +1,62 @@
+import { CALL_TYPES, MAX_MESSAGE_BYTES } from './event-rules.js';
+import { MAX_REQUEST_BYTES } from './request-body.js';
+import { ROUTES } from './routes.js';
+
+/**
+ * The OpenAPI 3.1 document of the tracking API, built from the route table and limits the
+ * service uses. Served at GET /openapi.json; a copy is kept in services/ingest/openapi.json
+ * (`npm run gen:openapi` rewrites it; a test checks they match).
+ */
+export function openApiDocument(): Record<string, unknown> {
+  const call = {
+    type: 'object',
+    description: `One analytics call, at most ${MAX_MESSAGE_BYTES / 1024} KB as JSON. userId or anonymousId is required (alias: userId and previousId); track needs event, group needs groupId.`,
+    properties: {
+      type: { enum: [...CALL_TYPES], description: 'In a batch; single-call paths take the type from the path' },
+      messageId: { type: 'string', description: 'Kept when given (receivers dedupe on it), generated otherwise' },
+      userId: { type: 'string' }, anonymousId: { type: 'string' },
+      event: { type: 'string' }, name: { type: 'string' }, category: { type: 'string' },
+      groupId: { type: 'string' }, previousId: { type: 'string' },
+      properties: { type: 'object' }, traits: { type: 'object' }, context: { type: 'object' }, integrations: { type: 'object', additionalProperties: { type: 'boolean' } },
+      timestamp: { type: 'string', description: 'ISO 8601 (also +0000 offsets, any fraction digits); the time of the call, past times are kept' },
+      sentAt: { type: 'string' },
+    },
+  };
+  const ok = {
+    description: 'Every accepted call is acknowledged by Kafka. Calls that broke a rule are listed and kept for operators; the others were accepted.',
+    content: { 'application/json': { schema: { type: 'object', required: ['success'], properties: {
+      success: { const: true },
+      rejected: { type: 'array', items: { type: 'object', properties: { index: { type: 'integer' }, messageId: { type: ['string', 'null'] }, reason: { type: 'string' }, message: { type: 'string' } } } },
+    } } } },
+  };
+  const error = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } });
+  const responses = {
+    200: ok,
+    400: error(`Nothing was written: malformed JSON, body over ${MAX_REQUEST_BYTES / 1024} KB (after decompression), a single call that breaks a rule, ...`),
+    401: error('Missing, unknown or disabled write key. Nothing was written.'),
+    503: error('Kafka did not acknowledge in time; nothing is reported as accepted. Retry after the Retry-After seconds.'),
+  };
+  const batchBody = { type: 'object', required: ['batch'], properties: { batch: { type: 'array', items: call }, context: { type: 'object', description: 'Merged into every call' }, integrations: { type: 'object', description: 'Merged into every call' }, sentAt: { type: 'string' }, writeKey: { type: 'string' } } };
+  const paths: Record<string, unknown> = {};
+  for (const [path, route] of ROUTES) {
+    paths[path] = {
+      post: {
+        summary: route === 'batch' ? 'A batch of calls' : `One ${route} call`,
+        description: 'Also answers with a trailing slash. The body is JSON whatever the Content-Type; gzip, deflate and br Content-Encodings are accepted.',
+        requestBody: { required: true, content: { 'application/json': { schema: route === 'batch' ? batchBody : { ...call, properties: { ...call.properties, writeKey: { type: 'string' } } } } } },
+        responses,
+      },
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Switchyard tracking API', version: '1.0.0', description: 'Wire-compatible with the tracking API that analytics client libraries speak. Authenticate with the write key as the HTTP Basic user name (empty password) or as writeKey in the body.' },
+    servers: [{ url: 'http://127.0.0.1:8080' }],
+    security: [{ writeKey: [] }, {}],
+    components: {
+      securitySchemes: { writeKey: { type: 'http', scheme: 'basic', description: 'User name: the write key; password: empty' } },
+      schemas: { Error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } },
+    },
+    paths,
+  };
+}

@@ -1,0 +1,40 @@
+import assert from 'node:assert/strict';
+import { deflateSync, gzipSync } from 'node:zlib';
+import { describe, it } from 'node:test';
+import { decodeBody, IngestError, parseJsonBody, writeKeyOf } from './request-body.js';
+
+const code = (fn: () => unknown) => { try { fn(); } catch (e) { return (e as IngestError).code; } return undefined; };
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+
+describe('request bodies', () => {
+  it('decodes gzip and deflate, passes identity through, refuses unknown encodings and bombs', async () => {
+    const text = Buffer.from('{"batch":[]}');
+    assert.deepEqual(await decodeBody(gzipSync(text), 'gzip'), text);
+    assert.deepEqual(await decodeBody(deflateSync(text), 'Deflate'), text);
+    assert.deepEqual(await decodeBody(text, undefined), text);
+    await assert.rejects(decodeBody(text, 'compress'), (e: IngestError) => e.code === 'UNSUPPORTED_ENCODING');
+    await assert.rejects(decodeBody(text, 'gzip'), (e: IngestError) => e.code === 'INVALID_ENCODING');
+    await assert.rejects(decodeBody(gzipSync(Buffer.alloc(20 * 1024 * 1024)), 'gzip'), (e: IngestError) => e.code === 'BODY_TOO_LARGE');
+  });
+
+  it('parses JSON, dropping __proto__ and constructor.prototype, refusing deep nesting', () => {
+    const parsed = parseJsonBody(Buffer.from('{"a":{"__proto__":{"x":1},"b":2},"constructor":{"prototype":{"y":1}}}')) as Record<string, unknown>;
+    assert.deepEqual(parsed.a, { b: 2 });
+    assert.ok(!JSON.stringify(parsed).includes('prototype'));
+    assert.equal(({} as Record<string, unknown>).x, undefined);
+    assert.equal(code(() => parseJsonBody(Buffer.from('{"a":'))), 'INVALID_JSON');
+    assert.equal(code(() => parseJsonBody(Buffer.from(`${'['.repeat(65)}${']'.repeat(65)}`))), 'NESTING_TOO_DEEP');
+    assert.equal(code(() => parseJsonBody(Buffer.from(`${'['.repeat(64)}${']'.repeat(64)}`))), undefined);
+    assert.equal(code(() => parseJsonBody(Buffer.from([0xff, 0xfe, 0x7b]))), 'INVALID_JSON');
+  });
+
+  it('finds the write key in Basic auth (with or without the colon) or the body', () => {
+    assert.equal(writeKeyOf(`Basic ${b64('wk:')}`, {}), 'wk');
+    assert.equal(writeKeyOf(`basic ${b64('wk')}`, {}), 'wk');
+    assert.equal(writeKeyOf(`Basic ${b64('wk:ignored')}`, {}), 'wk');
+    assert.equal(writeKeyOf(undefined, { writeKey: 'body-key' }), 'body-key');
+    assert.equal(writeKeyOf(`Basic ${b64(':')}`, { writeKey: 'body-key' }), 'body-key');
+    assert.equal(writeKeyOf('Bearer x', {}), undefined);
+    assert.equal(writeKeyOf(undefined, { writeKey: 42 }), undefined);
+  });
+});
