@@ -18,11 +18,12 @@ export interface PipelineClients {
   topics: TopicNames;
 }
 
-export async function connectPipeline(runtime: ServiceRuntime, config: PipelineSettings, schemas: readonly AvroSchemaName[]): Promise<PipelineClients> {
+/** `transactionalId` makes the producer transactional (exactly-once stages). */
+export async function connectPipeline(runtime: ServiceRuntime, config: PipelineSettings, schemas: readonly AvroSchemaName[], opts: { transactionalId?: string } = {}): Promise<PipelineClients> {
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `switchyard-${runtime.service}`, logger: runtime.logger });
   const codec = new AvroCodec({ registryUrl: config.SCHEMA_REGISTRY_URL });
   runtime.readiness.set('schemas', false);
-  const producer = createProducer(kafka);
+  const producer = createProducer(kafka, opts);
   await connectClient(runtime.lifecycle, 'producer', producer);
   await codec.register(schemas);
   runtime.readiness.set('schemas', true);

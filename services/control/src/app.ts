@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { requireBearerToken } from './auth.js';
 import type { ControlDeps } from './control-deps.js';
 import { openApiDocument } from './openapi.js';
+import { deletionRoutes } from './routes/deletions.js';
 import { destinationRoutes } from './routes/destinations.js';
 import { sourceRoutes } from './routes/sources.js';
 
@@ -12,4 +13,5 @@ export function registerAdminApi(app: FastifyInstance, deps: ControlDeps, adminT
   app.get('/openapi.json', async () => openapi);
   sourceRoutes(app, deps);
   destinationRoutes(app, deps);
+  deletionRoutes(app, deps);
 }

@@ -10,6 +10,7 @@ import { destinationSchemas } from './api-schemas.js';
 import { registerAdminApi } from './app.js';
 import { ConfigStore } from './config-store.js';
 import { applySeed, readSeed } from './seed.js';
+import type { Delete } from '@switchyard/platform/schemas/generated';
 
 const configSchema = z.object({
   ...commonEnv,
@@ -24,7 +25,7 @@ const configSchema = z.object({
 runMain('control', async () => {
   const config = loadConfig(configSchema);
   const runtime = createRuntime({ service: 'control', logLevel: config.LOG_LEVEL });
-  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, ['io.switchyard.config.Source', 'io.switchyard.config.Destination']);
+  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, ['io.switchyard.config.Source', 'io.switchyard.config.Destination', 'io.switchyard.event.Delete']);
 
   const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'control' });
   runtime.readiness.set('config', false);
@@ -33,6 +34,13 @@ runMain('control', async () => {
     store: new ConfigStore({ producer, codec, topic: topics.config, view }),
     clock: Date.now,
     destinationSchemas: destinationSchemas(new AddressPolicy(config.SWITCHYARD_ALLOWED_CIDRS)),
+    events: {
+      // Keyed like every ingest record (source and user), so a user's delete follows their calls.
+      writeDeletes: async (events: Delete[]) => {
+        if (events.length === 0) return;
+        await producer.send({ topic: topics.ingest, acks: -1, messages: events.map((e) => ({ key: `${e.sourceId}:${e.userId}`, value: codec.encode('io.switchyard.event.Delete', e) })) });
+      },
+    },
   };
   registerAdminApi(runtime.server, deps, config.SWITCHYARD_ADMIN_TOKEN);
   await runtime.listen(config.HOST, config.CONTROL_PORT);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { destinationSchemas, sourceCreate, sourcePatch } from './api-schemas.js';
+import { deletionRequest } from './routes/deletions.js';
 
 /**
  * The OpenAPI 3.1 document of the admin API, derived from the same zod schemas the routes
@@ -60,6 +61,13 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/destinations': {
         get: { summary: 'List destinations', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: { description: 'Destinations', content: { 'application/json': { schema: { type: 'object', properties: { destinations: { type: 'array', items: { $ref: '#/components/schemas/Destination' } } } } } } }, 401: errors[401] } },
         post: { summary: 'Create a webhooks destination', requestBody: body(destinations.create), responses: { 201: json('Destination', 'Created'), 400: errors[400], 401: errors[401] } },
+      },
+      '/v1/deletions': {
+        post: {
+          summary: 'Request the deletion of a user: one delete notification per affected source (the named ones, or all) that has an enabled webhooks destination',
+          requestBody: body(deletionRequest),
+          responses: { 202: { description: 'Notifications written to the pipeline', content: { 'application/json': { schema: { type: 'object', properties: { requestId: { type: 'string' }, userId: { type: 'string' }, notifications: { type: 'integer' }, sourceIds: { type: 'array', items: { type: 'string' } } } } } } }, 400: errors[400], 401: errors[401] },
+        },
       },
       '/v1/destinations/{id}': {
         parameters: idParam,

@@ -1,18 +1,45 @@
-// The fanout service: Reads the ingest topic and writes one delivery task per enabled webhooks destination.
+// The fan-out service: reads the ingest topic and writes one delivery task per (event, enabled
+// webhooks destination), exactly once, through Kafka transactions.
 // Composition root: the only place that reads the environment and wires I/O.
+import { hostname } from 'node:os';
 import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
+import { ConfigView } from '@switchyard/platform/config-view/config-view';
+import { createConsumer } from '@switchyard/platform/kafka/client';
+import { connectClient } from '@switchyard/platform/kafka/connect';
 import { connectPipeline } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
+import { runFanout } from './fanout-consumer.js';
+import { fanoutMetrics } from './fanout-metrics.js';
 
 const configSchema = z.object({
   ...commonEnv,
   FANOUT_PORT: env.port(8082),
+  /**
+   * Stable per instance (a StatefulSet pod name, the host name): a restarted instance with the same
+   * id fences its predecessor's open transaction at once instead of waiting for it to time out.
+   */
+  FANOUT_TRANSACTIONAL_ID: z.string().optional(),
 });
 
 runMain('fanout', async () => {
   const config = loadConfig(configSchema);
   const runtime = createRuntime({ service: 'fanout', logLevel: config.LOG_LEVEL });
   await runtime.listen(config.HOST, config.FANOUT_PORT);
-  await connectPipeline(runtime, config, ['io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.InvalidEvent']);
+  const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}fanout`;
+  const transactionalId = config.FANOUT_TRANSACTIONAL_ID ?? `${config.SWITCHYARD_TOPIC_PREFIX}fanout-${hostname()}`;
+  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, [
+    'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.InvalidEvent',
+  ], { transactionalId });
+  const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'fanout' });
+  runtime.readiness.set('config', false);
+  await view.start();
+  runtime.lifecycle.onShutdown('config-view', () => view.stop());
+  runtime.readiness.set('config', true);
+
+  // A short session lets a replacement take over a crashed instance's partitions within seconds.
+  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20 });
+  await connectClient(runtime.lifecycle, 'consumer', consumer);
+  consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
+  await runFanout({ consumer, producer, groupId, codec, config: view.state, topics, metrics: fanoutMetrics(runtime.metrics), logger: runtime.logger, clock: Date.now });
 });

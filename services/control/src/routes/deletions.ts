@@ -1,0 +1,36 @@
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Delete } from '@switchyard/platform/schemas/generated';
+import { ApiError } from '../api-error.js';
+import { parseBody } from '../api-schemas.js';
+import type { ControlDeps } from '../control-deps.js';
+
+export const deletionRequest = z.strictObject({
+  userId: z.string({ error: 'userId is required' }).min(1, 'userId is required').max(1024),
+  sourceIds: z.array(z.string().min(1)).min(1, 'name at least one source, or leave sourceIds out for all').optional(),
+});
+
+/**
+ * Deletion requests (product decision 14): one `delete` notification per affected source — the
+ * named ones, or every source — that has an enabled webhooks destination. Each is written to the
+ * ingest topic like any call, so it is fanned out, delivered, retried and dead-lettered the usual way.
+ */
+export function deletionRoutes(app: FastifyInstance, { view, clock, events }: ControlDeps): void {
+  app.post('/v1/deletions', async (req, reply) => {
+    const body = parseBody(deletionRequest, req.body);
+    for (const id of body.sourceIds ?? []) {
+      if (!view.state.source(id)) throw new ApiError(400, 'UNKNOWN_SOURCE', `no source ${JSON.stringify(id)}`, 'sourceIds');
+    }
+    const candidates = body.sourceIds ?? view.state.sources().map((s) => s.id);
+    const affected = [...new Set(candidates)].filter((id) => view.state.enabledWebhooksOf(id).length > 0);
+    const requestId = `del_${randomBytes(10).toString('hex')}`;
+    const now = clock();
+    const notifications: Delete[] = affected.map((sourceId) => ({
+      messageId: `${requestId}-${sourceId}`, sourceId, userId: body.userId, anonymousId: null, requestId,
+      timestamp: now, originalTimestamp: null, sentAt: null, receivedAt: now, context: null, integrations: null,
+    }));
+    await events.writeDeletes(notifications);
+    return reply.code(202).send({ requestId, userId: body.userId, notifications: notifications.length, sourceIds: affected });
+  });
+}

@@ -1,0 +1,101 @@
+import type { AvroCodec, Decoded } from '@switchyard/platform/codec/avro-codec';
+import type { ConfigState } from '@switchyard/platform/config-view/config-state';
+import { CodecError } from '@switchyard/platform/errors';
+import type { Consumer, Producer } from '@switchyard/platform/kafka/client';
+import type { TopicNames } from '@switchyard/platform/kafka/topics';
+import type { Logger } from '@switchyard/platform/logger';
+import { decideFanout } from './fanout-decision.js';
+import type { FanoutMetrics } from './fanout-metrics.js';
+
+export interface FanoutDeps {
+  consumer: Consumer;
+  /** Transactional: tasks, invalid records and the consumed offsets commit together. */
+  producer: Producer;
+  groupId: string;
+  codec: AvroCodec;
+  config: ConfigState;
+  topics: TopicNames;
+  metrics: FanoutMetrics;
+  logger: Logger;
+  clock: () => number;
+}
+
+type OutMessage = { key: string | null; value: Buffer };
+
+/** Records per produce request inside a transaction, so no request nears the broker's size limit. */
+const SEND_CHUNK = 500;
+
+/**
+ * Consume → produce → commit, exactly once: each batch of ingest records becomes delivery tasks
+ * (and invalid-events records) written in one Kafka transaction together with the batch's next
+ * offset. A crash or rebalance before the commit aborts it all and the batch is read again; after
+ * it, the offsets are committed and nothing is read twice. A record that cannot be decoded goes to
+ * invalid-events with the reason, inside the same transaction, and never stops the partition.
+ */
+export async function runFanout(deps: FanoutDeps): Promise<void> {
+  const { consumer, topics } = deps;
+  await consumer.subscribe({ topic: topics.ingest, fromBeginning: true });
+  await consumer.run({
+    autoCommit: false,
+    eachBatch: async ({ batch, heartbeat, isStale }) => {
+      if (batch.messages.length === 0 || isStale()) return;
+      const tasks: OutMessage[] = [];
+      const invalid: OutMessage[] = [];
+      const now = deps.clock();
+      const perDestination = new Map<string, number>();
+      for (const message of batch.messages) {
+        deps.metrics.consumed.inc();
+        let decoded: Decoded;
+        try {
+          decoded = await deps.codec.decode(message.value);
+        } catch (err) {
+          const reason = err instanceof CodecError && err.code === 'CODEC_UNKNOWN_SCHEMA' ? 'unknown_schema' : 'undecodable';
+          invalid.push(invalidRecord(deps, reason, (err as Error).message, message.value, batch.topic, batch.partition, message.offset, now));
+          deps.metrics.invalid.inc({ reason });
+          continue;
+        }
+        const decision = decideFanout(decoded, deps.config, now);
+        if (decision.kind === 'tasks') {
+          for (const { key, task } of decision.tasks) {
+            tasks.push({ key, value: deps.codec.encode('io.switchyard.pipeline.DeliveryTask', task) });
+            perDestination.set(task.destinationId, (perDestination.get(task.destinationId) ?? 0) + 1);
+          }
+        } else if (decision.kind === 'filtered') {
+          deps.metrics.filtered.inc({ reason: decision.reason });
+        } else {
+          invalid.push(invalidRecord(deps, decision.reason, decision.message, message.value, batch.topic, batch.partition, message.offset, now));
+          deps.metrics.invalid.inc({ reason: decision.reason });
+        }
+      }
+
+      const end = deps.metrics.transaction.startTimer();
+      const txn = await deps.producer.transaction();
+      try {
+        for (let i = 0; i < tasks.length; i += SEND_CHUNK) await txn.send({ topic: topics.delivery, acks: -1, messages: tasks.slice(i, i + SEND_CHUNK) });
+        for (let i = 0; i < invalid.length; i += SEND_CHUNK) await txn.send({ topic: topics.invalidEvents, acks: -1, messages: invalid.slice(i, i + SEND_CHUNK) });
+        const next = (BigInt(batch.lastOffset()) + 1n).toString();
+        await txn.sendOffsets({ consumerGroupId: deps.groupId, topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: next }] }] });
+        await txn.commit();
+      } catch (err) {
+        await txn.abort().catch((abortErr: unknown) => deps.logger.warn({ err: abortErr }, 'transaction abort failed'));
+        throw err;
+      } finally {
+        end();
+      }
+      for (const [destination, n] of perDestination) deps.metrics.tasks.inc({ destination }, n);
+      deps.metrics.batchRecords.observe(batch.messages.length);
+      deps.metrics.lag.set({ partition: String(batch.partition) }, Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(batch.lastOffset()) - 1n)));
+      await heartbeat();
+    },
+  });
+}
+
+function invalidRecord(deps: FanoutDeps, reason: string, message: string, value: Buffer | null, topic: string, partition: number, offset: string, now: number): OutMessage {
+  return {
+    key: null,
+    value: deps.codec.encode('io.switchyard.pipeline.InvalidEvent', {
+      reason, message, stage: 'fanout', sourceId: null, messageId: null, batchIndex: null,
+      payload: value ?? Buffer.alloc(0), originTopic: topic, originPartition: partition, originOffset: offset, receivedAt: now,
+    }),
+  };
+}

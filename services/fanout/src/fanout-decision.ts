@@ -1,0 +1,54 @@
+import type { Decoded } from '@switchyard/platform/codec/avro-codec';
+import type { ConfigState } from '@switchyard/platform/config-view/config-state';
+import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
+import { webhooksEnabledBy } from './integrations.js';
+import { webhookBodyText, type EventRecord } from './webhook-body.js';
+
+/**
+ * What fan-out does with one ingest record, decided without I/O: the delivery tasks to write (one
+ * per enabled webhooks destination of the event's source that the integrations map lets through),
+ * or why there are none, or why the record is invalid.
+ */
+export type FanoutDecision =
+  | { kind: 'tasks'; tasks: Array<{ key: string; task: DeliveryTask }> }
+  | { kind: 'filtered'; reason: 'no_destination' | 'source_unknown' | 'source_disabled' | 'integrations' }
+  | { kind: 'invalid'; reason: 'unexpected_type' | 'unbuildable'; message: string };
+
+const EVENT_TYPES: Record<string, EventRecord['type']> = {
+  'io.switchyard.event.Track': 'track', 'io.switchyard.event.Page': 'page', 'io.switchyard.event.Screen': 'screen',
+  'io.switchyard.event.Identify': 'identify', 'io.switchyard.event.Group': 'group', 'io.switchyard.event.Alias': 'alias',
+  'io.switchyard.event.Delete': 'delete',
+};
+
+export function decideFanout(decoded: Decoded, config: ConfigState, now: number): FanoutDecision {
+  const type = EVENT_TYPES[decoded.name];
+  if (!type) return { kind: 'invalid', reason: 'unexpected_type', message: `${decoded.name} is not an event type` };
+  const event = { type, value: decoded.value } as EventRecord;
+  const { sourceId, messageId, userId, anonymousId, receivedAt, integrations } = event.value;
+
+  const source = config.source(sourceId);
+  if (!source) return { kind: 'filtered', reason: 'source_unknown' };
+  if (!source.enabled) return { kind: 'filtered', reason: 'source_disabled' };
+  const destinations = config.enabledWebhooksOf(sourceId);
+  if (destinations.length === 0) return { kind: 'filtered', reason: 'no_destination' };
+  if (!webhooksEnabledBy(integrations)) return { kind: 'filtered', reason: 'integrations' };
+
+  let body: string;
+  try {
+    body = webhookBodyText(event);
+  } catch (err) {
+    return { kind: 'invalid', reason: 'unbuildable', message: `cannot build the webhook body: ${(err as Error).message}` };
+  }
+  const userKey = userId ?? anonymousId ?? '';
+  return {
+    kind: 'tasks',
+    tasks: destinations.map((d) => ({
+      key: `${d.id}:${userKey}`,
+      task: {
+        taskId: `${messageId}:${d.id}`, messageId, sourceId, destinationId: d.id, eventType: type, userKey, body,
+        receivedAt, createdAt: now, attempt: 0, firstAttemptAt: null, deadline: null, notBefore: null,
+        pendingUrls: null, lastStatus: null, lastError: null,
+      },
+    })),
+  };
+}
