@@ -1,18 +1,86 @@
-// The delivery service: Reads delivery tasks and POSTs them, signed, to the destination's webhooks.
-// Composition root: the only place that reads the environment and wires I/O.
+// The delivery service: reads delivery tasks (and the retry tiers) and POSTs each, signed, to its
+// destination's webhooks; failures go through the retry tiers to the 4-hour deadline, then to the
+// dead-letter topic. Composition root: the only place that reads the environment and wires I/O.
 import { z } from 'zod';
-import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
+import { loadConfig, commonEnv, env, topicEnv } from '@switchyard/platform/config';
+import { ConfigView } from '@switchyard/platform/config-view/config-view';
+import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
+import { createConsumer } from '@switchyard/platform/kafka/client';
+import { connectClient } from '@switchyard/platform/kafka/connect';
+import { AddressPolicy, parseCidrs } from '@switchyard/platform/net/address-policy';
 import { connectPipeline } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
+import { CircuitBreaker } from './circuit-breaker.js';
+import { DeliveryConsumer } from './delivery-consumer.js';
+import { deliveryMetrics } from './delivery-metrics.js';
+import { validateRetryPolicy } from './retry-schedule.js';
+import { TaskRunner } from './task-runner.js';
+import { WebhookClient } from './webhook-client.js';
 
 const configSchema = z.object({
   ...commonEnv,
+  SWITCHYARD_RETRY_TIERS: topicEnv.SWITCHYARD_RETRY_TIERS,
   DELIVERY_PORT: env.port(8083),
+  SWITCHYARD_RETRY_DEADLINE: env.duration('4h'),
+  SWITCHYARD_ALLOWED_CIDRS: z.string().default('').transform((text, ctx) => {
+    try { return parseCidrs(text); } catch (err) { ctx.addIssue({ code: 'custom', message: (err as Error).message }); return z.NEVER; }
+  }),
+  DELIVERY_TIMEOUT: env.duration('5s'),
+  /** The product token of the User-Agent header; `/1.0` is appended. */
+  DELIVERY_USER_AGENT: z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'an HTTP token').default('Switchyard'),
+  DELIVERY_MAX_IN_FLIGHT: z.coerce.number().int().min(1).default(1000),
+  DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: z.coerce.number().int().min(1).default(200),
+  DELIVERY_MAX_WAITING_PER_DESTINATION: z.coerce.number().int().min(0).default(400),
+  DELIVERY_BREAKER_THRESHOLD: z.coerce.number().int().min(1).default(5),
+  DELIVERY_BREAKER_OPEN: env.duration('30s'),
+  DELIVERY_COMMIT_INTERVAL: env.duration('1s'),
 });
 
 runMain('delivery', async () => {
   const config = loadConfig(configSchema);
   const runtime = createRuntime({ service: 'delivery', logLevel: config.LOG_LEVEL });
   await runtime.listen(config.HOST, config.DELIVERY_PORT);
-  await connectPipeline(runtime, config, ['io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.DeadLetter']);
+  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, [
+    'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.DeadLetter', 'io.switchyard.pipeline.InvalidEvent',
+  ]);
+  const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'delivery' });
+  runtime.readiness.set('config', false);
+  await view.start();
+  runtime.lifecycle.onShutdown('config-view', () => view.stop());
+  runtime.readiness.set('config', true);
+
+  const metrics = deliveryMetrics(runtime.metrics);
+  const client = new WebhookClient({ policy: new AddressPolicy(config.SWITCHYARD_ALLOWED_CIDRS), timeoutMs: config.DELIVERY_TIMEOUT, userAgent: `${config.DELIVERY_USER_AGENT}/1.0` });
+  runtime.lifecycle.onShutdown('webhook-client', () => client.close());
+  const batcher = new BatchingProducer(producer);
+  let stopping = false;
+  const runner = new TaskRunner({
+    config: view.state, client, codec, producer: batcher, topics, metrics, logger: runtime.logger, clock: Date.now,
+    breaker: new CircuitBreaker({ failureThreshold: config.DELIVERY_BREAKER_THRESHOLD, openMs: config.DELIVERY_BREAKER_OPEN, now: Date.now }),
+    policy: validateRetryPolicy({ tiersMs: config.SWITCHYARD_RETRY_TIERS, deadlineMs: config.SWITCHYARD_RETRY_DEADLINE }),
+    stopping: () => stopping,
+  });
+
+  // Short sessions: a replacement takes over a crashed instance's partitions within seconds.
+  const consumer = createConsumer(kafka, { groupId: `${config.SWITCHYARD_TOPIC_PREFIX}delivery`, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20 });
+  await connectClient(runtime.lifecycle, 'consumer', consumer);
+  consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
+  const delivery = new DeliveryConsumer({
+    consumer, codec, runner, metrics, logger: runtime.logger, clock: Date.now,
+    topics: [topics.delivery, ...config.SWITCHYARD_RETRY_TIERS.map((_, i) => topics.retry(i + 1))],
+    maxInFlight: config.DELIVERY_MAX_IN_FLIGHT,
+    maxInFlightPerDestination: config.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
+    maxWaitingPerDestination: config.DELIVERY_MAX_WAITING_PER_DESTINATION,
+    commitIntervalMs: config.DELIVERY_COMMIT_INTERVAL,
+    setAside: async (value, topic, partition, offset, reason) => {
+      runtime.logger.error({ topic, partition, offset, reason }, 'unreadable delivery task set aside');
+      await batcher.submit([{ topic: topics.invalidEvents, key: null, value: codec.encode('io.switchyard.pipeline.InvalidEvent', {
+        reason: 'undecodable', message: reason, stage: 'delivery', sourceId: null, messageId: null, batchIndex: null,
+        payload: value ?? Buffer.alloc(0), originTopic: topic, originPartition: partition, originOffset: offset, receivedAt: Date.now(),
+      }) }]).acked;
+    },
+  });
+  // Registered after the consumer's disconnect, so it runs before it: stop reading, drain, commit.
+  runtime.lifecycle.onShutdown('delivery', async () => { await delivery.stop(); stopping = true; });
+  await delivery.start();
 });

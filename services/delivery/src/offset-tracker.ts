@@ -111,6 +111,14 @@ export class PartitionOffsets {
     }
   }
 
+  /**
+   * After a rebalance the consumer reads every partition again from its committed offset: all
+   * tracking starts over, and completions of records still in flight no longer count.
+   */
+  clear(): void {
+    this.partitions.clear();
+  }
+
   /** A revoked partition: its in-flight records may finish, but they no longer count. */
   drop(topic: string, partition: number): void {
     this.partitions.delete(`${topic}:${partition}`);

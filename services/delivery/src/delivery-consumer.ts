@@ -1,0 +1,169 @@
+import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import type { Consumer } from '@switchyard/platform/kafka/client';
+import type { Logger } from '@switchyard/platform/logger';
+import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
+import type { DeliveryMetrics } from './delivery-metrics.js';
+import { ConcurrencyLimiter, KeyedLimiter } from './in-flight-limits.js';
+import { PartitionOffsets } from './offset-tracker.js';
+import type { TaskRunner } from './task-runner.js';
+
+export interface DeliveryConsumerOptions {
+  consumer: Consumer;
+  codec: AvroCodec;
+  runner: TaskRunner;
+  /** The delivery topic and every retry-tier topic. */
+  topics: string[];
+  metrics: DeliveryMetrics;
+  logger: Logger;
+  clock: () => number;
+  /** Tasks admitted and unfinished, over all destinations: the consumer waits beyond this. */
+  maxInFlight: number;
+  /** Requests in flight to one destination. */
+  maxInFlightPerDestination: number;
+  /** Tasks of one destination waiting for its slots; beyond this they go to the retry tier at once. */
+  maxWaitingPerDestination: number;
+  commitIntervalMs: number;
+  /** Writes an unreadable record to invalid-events (acks=all). */
+  setAside: (value: Buffer | null, topic: string, partition: number, offset: string, reason: string) => Promise<void>;
+}
+
+/**
+ * Reads delivery tasks (the delivery topic and the retry tiers, one consumer group) and runs many
+ * of them at once, independently of partitions: each record is handed to the task runner and the
+ * consumer moves on, waiting only when the global in-flight cap is reached. A tier record that is
+ * not due yet pauses its partition and is read again when due (a timer resumes it): no handler
+ * sleeps, no other partition waits. Offsets are committed every interval, and only up to the oldest
+ * unfinished task of each partition, so a crash re-runs at most what was in flight (at-least-once).
+ */
+export class DeliveryConsumer {
+  private readonly offsets = new PartitionOffsets();
+  private readonly global: ConcurrencyLimiter;
+  private readonly perDestination: KeyedLimiter;
+  private readonly resumeTimers = new Map<string, NodeJS.Timeout>();
+  private readonly lagByPartition = new Map<string, number>();
+  private commitTimer: NodeJS.Timeout | undefined;
+  private inFlight = new Set<Promise<void>>();
+
+  constructor(private readonly opts: DeliveryConsumerOptions) {
+    this.global = new ConcurrencyLimiter(opts.maxInFlight);
+    this.perDestination = new KeyedLimiter(opts.maxInFlightPerDestination);
+  }
+
+  async start(): Promise<void> {
+    const { consumer } = this.opts;
+    for (const topic of this.opts.topics) await consumer.subscribe({ topic, fromBeginning: true });
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.onAssignment(payload.memberAssignment));
+    this.commitTimer = setInterval(() => void this.commit().catch((err: unknown) => this.opts.logger.warn({ err }, 'offset commit failed')), this.opts.commitIntervalMs);
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+        const { topic, partition } = batch;
+        const tracker = this.offsets.tracker(topic, partition);
+        for (const message of batch.messages) {
+          if (!isRunning() || isStale()) return;
+          let task: DeliveryTask;
+          try {
+            const decoded = await this.opts.codec.decode(message.value);
+            if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') throw new Error(`${decoded.name} is not a delivery task`);
+            task = decoded.value;
+          } catch (err) {
+            await this.opts.setAside(message.value, topic, partition, message.offset, (err as Error).message);
+            tracker.track(message.offset);
+            tracker.complete(message.offset);
+            resolveOffset(message.offset);
+            continue;
+          }
+          const now = this.opts.clock();
+          if (task.notBefore !== null && task.notBefore > now) {
+            this.waitUntilDue(topic, partition, message.offset, task.notBefore - now);
+            return;
+          }
+          await this.global.acquire();
+          tracker.track(message.offset);
+          resolveOffset(message.offset);
+          this.opts.metrics.inFlight.set(this.global.active);
+          const done = this.dispatch(task).finally(() => {
+            tracker.complete(message.offset);
+            this.global.release();
+            this.inFlight.delete(done);
+            this.opts.metrics.inFlight.set(this.global.active);
+          });
+          this.inFlight.add(done);
+          await heartbeat();
+        }
+        this.lagByPartition.set(`${topic}:${partition}`, Number(batch.offsetLag()));
+        this.reportLag(topic);
+      },
+    });
+  }
+
+  /** Stops reading, lets in-flight tasks finish (bounded), commits what finished. */
+  async stop(drainMs = 20_000): Promise<void> {
+    await this.opts.consumer.stop();
+    for (const timer of this.resumeTimers.values()) clearTimeout(timer);
+    this.resumeTimers.clear();
+    await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => setTimeout(r, drainMs).unref())]);
+    clearInterval(this.commitTimer);
+    await this.commit();
+  }
+
+  private async dispatch(task: DeliveryTask): Promise<void> {
+    const key = task.destinationId;
+    const limiter = this.perDestination;
+    if (!limiter.tryAcquire(key)) {
+      if (limiter.waiting(key) >= this.opts.maxWaitingPerDestination) {
+        // This destination already has a full queue: its task waits in the retry tier, not here.
+        return this.opts.runner.defer(task, 'backpressure');
+      }
+      await limiter.acquire(key);
+    }
+    try {
+      await this.opts.runner.run(task);
+    } catch (err) {
+      // Only shutdown makes the runner give up; the offset stays uncommitted and the task is read again.
+      this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished');
+    } finally {
+      limiter.release(key);
+    }
+  }
+
+  private waitUntilDue(topic: string, partition: number, offset: string, delayMs: number): void {
+    const { consumer } = this.opts;
+    const key = `${topic}:${partition}`;
+    consumer.pause([{ topic, partitions: [partition] }]);
+    consumer.seek({ topic, partition, offset });
+    clearTimeout(this.resumeTimers.get(key));
+    this.resumeTimers.set(key, setTimeout(() => {
+      this.resumeTimers.delete(key);
+      this.opts.metrics.waiting.set(this.resumeTimers.size);
+      consumer.resume([{ topic, partitions: [partition] }]);
+    }, Math.min(delayMs, 2 ** 31 - 1)));
+    this.opts.metrics.waiting.set(this.resumeTimers.size);
+  }
+
+  private onAssignment(assignment: Record<string, number[]>): void {
+    const assigned = new Set(Object.entries(assignment).flatMap(([topic, partitions]) => partitions.map((p) => `${topic}:${p}`)));
+    for (const [key, timer] of this.resumeTimers) {
+      if (!assigned.has(key)) { clearTimeout(timer); this.resumeTimers.delete(key); }
+    }
+    for (const key of [...this.lagByPartition.keys()]) if (!assigned.has(key)) this.lagByPartition.delete(key);
+    this.offsets.clear();
+    // A partition paused before the rebalance and handed back has no timer any more: read it again.
+    const stale = this.opts.consumer.paused().flatMap(({ topic, partitions }) => partitions.filter((p) => !this.resumeTimers.has(`${topic}:${p}`)).map((p) => ({ topic, partitions: [p] })));
+    if (stale.length) this.opts.consumer.resume(stale);
+  }
+
+  private async commit(): Promise<void> {
+    const list = this.offsets.committableOffsets();
+    if (list.length === 0) return;
+    await this.opts.consumer.commitOffsets(list);
+    this.offsets.markCommitted(list);
+  }
+
+  private reportLag(topic: string): void {
+    let sum = 0;
+    for (const [key, lag] of this.lagByPartition) if (key.startsWith(`${topic}:`)) sum += lag;
+    this.opts.metrics.lag.set({ topic }, sum);
+  }
+}

@@ -1,0 +1,140 @@
+import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import type { ConfigState } from '@switchyard/platform/config-view/config-state';
+import type { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
+import type { TopicNames } from '@switchyard/platform/kafka/topics';
+import type { Logger } from '@switchyard/platform/logger';
+import type { DeadLetter, DeliveryTask } from '@switchyard/platform/schemas/generated';
+import { breakerKey, isBreakerFailure, type CircuitBreaker } from './circuit-breaker.js';
+import { statusClass, type DeliveryMetrics } from './delivery-metrics.js';
+import { combineUrlOutcomes, type UrlOutcome } from './multi-url.js';
+import { classifyAttempt, type AttemptResult, type DeadLetterReason } from './outcome.js';
+import { nextRetry, type RetryPolicy } from './retry-schedule.js';
+import type { WebhookClient } from './webhook-client.js';
+
+export interface TaskRunnerDeps {
+  config: ConfigState;
+  client: WebhookClient;
+  breaker: CircuitBreaker;
+  policy: RetryPolicy;
+  codec: AvroCodec;
+  /** Writes retry-tier and dead-letter records (acks=all). */
+  producer: BatchingProducer;
+  topics: TopicNames;
+  metrics: DeliveryMetrics;
+  logger: Logger;
+  clock: () => number;
+  /** True once shutdown began: stop retrying writes, the task stays uncommitted and is read again. */
+  stopping: () => boolean;
+}
+
+interface Failure { status: number | null; excerpt: string | null; error: string | null }
+
+/**
+ * One attempt of one delivery task, and what follows from it: POST to every eligible URL at once,
+ * then either done (a URL accepted), or the task goes to its next retry tier carrying the URLs
+ * still worth trying, or to the dead-letter topic with the reason. Resolves only once that outcome
+ * is durable in Kafka, so the caller may then let the task's offset be committed.
+ */
+export class TaskRunner {
+  constructor(private readonly deps: TaskRunnerDeps) {}
+
+  async run(task: DeliveryTask): Promise<void> {
+    const { config, metrics } = this.deps;
+    const now = this.deps.clock();
+    const destination = config.destination(task.destinationId);
+    if (!destination) return this.deadLetter(task, now, 'destination_removed', { status: null, excerpt: null, error: 'the destination was deleted' });
+    if (!destination.enabled) return this.deadLetter(task, now, 'destination_disabled', { status: null, excerpt: null, error: 'the destination is disabled' });
+
+    const headersByUrl = new Map(destination.webhooks.map((w) => [w.url, w.headers]));
+    // URLs that were removed from the destination since the last attempt are not tried again.
+    let urls = (task.pendingUrls ?? destination.webhooks.map((w) => w.url)).filter((u) => headersByUrl.has(u));
+    if (urls.length === 0) urls = destination.webhooks.map((w) => w.url);
+    const body = Buffer.from(task.body, 'utf8');
+
+    const results = await Promise.all(urls.map((url) => this.attempt(task.destinationId, url, body, headersByUrl.get(url) ?? {}, destination.sharedSecret)));
+    const verdict = combineUrlOutcomes(results.map(({ url, outcome }) => ({ url, outcome })));
+    const failure = lastFailure(results.map((r) => r.result));
+
+    if (verdict.verdict === 'accepted') {
+      metrics.delivered.inc({ destination: task.destinationId });
+      metrics.endToEndSeconds.observe(Math.max(0, this.deps.clock() - task.receivedAt) / 1000);
+      return;
+    }
+    if (verdict.verdict === 'permanent') return this.deadLetter(task, now, verdict.reason, failure);
+
+    return this.retryLater(task, now, verdict.retryUrls, failure, verdict.reason, verdict.retryAfterMs);
+  }
+
+  /**
+   * Sends a task to the retry tier without a request (its destination's queue is full): it counts
+   * as a failed attempt, so tiers and the deadline apply as usual.
+   */
+  defer(task: DeliveryTask, reason: 'backpressure'): Promise<void> {
+    this.deps.metrics.attempts.inc({ destination: task.destinationId, status_class: 'skipped' });
+    return this.retryLater(task, this.deps.clock(), task.pendingUrls, { status: null, excerpt: null, error: reason }, reason);
+  }
+
+  private async retryLater(task: DeliveryTask, now: number, retryUrls: string[] | null, failure: Failure, reason: string, retryAfterMs?: number): Promise<void> {
+    const firstAttemptAt = task.firstAttemptAt ?? now;
+    const decision = nextRetry(this.deps.policy, { attempt: task.attempt + 1, firstAttemptAt, now, retryAfterMs });
+    const next: DeliveryTask = {
+      ...task, attempt: task.attempt + 1, firstAttemptAt, deadline: firstAttemptAt + this.deps.policy.deadlineMs,
+      pendingUrls: retryUrls, lastStatus: failure.status, lastError: failure.error ?? reason,
+    };
+    if (decision.action === 'dead_letter') return this.deadLetter(next, now, 'deadline', failure, true);
+    this.deps.metrics.retries.inc({ tier: String(decision.tier) });
+    await this.write(this.deps.topics.retry(decision.tier), `${task.destinationId}:${task.userKey}`, this.deps.codec.encode('io.switchyard.pipeline.DeliveryTask', { ...next, notBefore: decision.notBefore }));
+  }
+
+  private async attempt(destinationId: string, url: string, body: Buffer, headers: Record<string, string>, sharedSecret: string | null): Promise<UrlOutcome & { result: AttemptResult | undefined }> {
+    const { breaker, client, metrics } = this.deps;
+    const key = breakerKey(url);
+    if (!breaker.allow(key)) {
+      // The endpoint keeps timing out: no request, the task waits in the retry tier instead of a slot.
+      metrics.attempts.inc({ destination: destinationId, status_class: 'skipped' });
+      return { url, outcome: { verdict: 'retry', reason: 'circuit_open' }, result: undefined };
+    }
+    const end = metrics.requestSeconds.startTimer({ destination: destinationId });
+    const result = await client.post({ url, body, headers, sharedSecret });
+    end();
+    breaker.record(key, !isBreakerFailure(result));
+    metrics.attempts.inc({ destination: destinationId, status_class: statusClass(result) });
+    metrics.breakerOpen.set({ destination: destinationId }, breaker.state(key) === 'closed' ? 0 : 1);
+    return { url, outcome: classifyAttempt(result), result };
+  }
+
+  private async deadLetter(task: DeliveryTask, now: number, reason: DeadLetterReason, failure: Failure, alreadyCounted = false): Promise<void> {
+    this.deps.metrics.deadLetters.inc({ reason });
+    const final: DeliveryTask = alreadyCounted ? task : {
+      ...task, attempt: task.attempt + 1, firstAttemptAt: task.firstAttemptAt ?? now, lastStatus: failure.status, lastError: failure.error,
+    };
+    const record: DeadLetter = { reason, status: failure.status, responseExcerpt: failure.excerpt, error: failure.error, failedAt: now, task: final };
+    this.deps.logger.info({ taskId: task.taskId, destinationId: task.destinationId, reason, status: failure.status }, 'dead-lettered');
+    await this.write(this.deps.topics.deadLetter, task.taskId, this.deps.codec.encode('io.switchyard.pipeline.DeadLetter', record));
+  }
+
+  /** Writes a follow-up record, retrying until Kafka takes it (or shutdown, leaving the task uncommitted). */
+  private async write(topic: string, key: string, value: Buffer): Promise<void> {
+    for (let delay = 200; ; delay = Math.min(delay * 2, 10_000)) {
+      try {
+        await this.deps.producer.submit([{ topic, key, value }]).acked;
+        return;
+      } catch (err) {
+        if (this.deps.stopping()) throw err;
+        this.deps.logger.warn({ err, topic }, 'writing a follow-up record failed; retrying');
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+}
+
+/** The most informative failure for the records: a response beats an error; the last one wins. */
+function lastFailure(results: Array<AttemptResult | undefined>): Failure {
+  let failure: Failure = { status: null, excerpt: null, error: null };
+  for (const r of results) {
+    if (!r) { failure = failure.status === null && failure.error === null ? { status: null, excerpt: null, error: 'circuit_open' } : failure; continue; }
+    if (r.kind === 'response' && (r.status < 200 || r.status >= 300)) failure = { status: r.status, excerpt: r.bodyExcerpt || null, error: null };
+    else if (r.kind === 'error' && failure.status === null) failure = { status: null, excerpt: null, error: `${r.error}: ${r.message}` };
+  }
+  return failure;
+}
