@@ -5,38 +5,18 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AvroCodec, type AvroRecordTypes } from '@switchyard/platform/codec/avro-codec';
+import type { AvroRecordTypes } from '@switchyard/platform/codec/avro-codec';
 import { frame } from '@switchyard/platform/codec/wire-format';
-import { createProducer, type Producer } from '@switchyard/platform/kafka/client';
 import { topicNames } from '@switchyard/platform/kafka/topics';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { makeDestination, makeSource, writeConfig } from './support/config.js';
 import { requestJson } from './support/http.js';
 import { pipelineEnv, setupTopics, startService, type RunningService } from './support/services.js';
-import { testKafka, testStack, uniquePrefix } from './support/stack.js';
+import { uniquePrefix } from './support/stack.js';
+import { EVENT_TIME, PipelineWriter, event, type EventName } from './support/pipeline-writer.js';
 import { TopicReader } from './support/topic-reader.js';
 
-type EventName = Extract<keyof AvroRecordTypes, `io.switchyard.event.${string}`>;
-const T = Date.parse('2026-11-22T10:00:00.123Z');
-
-function event<N extends EventName>(name: N, fields: Partial<AvroRecordTypes[N]> & { sourceId: string }): AvroRecordTypes[N] {
-  return {
-    messageId: randomUUID(), userId: 'user-1', anonymousId: null, timestamp: T, originalTimestamp: null, sentAt: null, receivedAt: T + 5,
-    context: null, integrations: null, ...fields,
-  } as AvroRecordTypes[N];
-}
-
-class IngestWriter {
-  readonly codec = new AvroCodec({ registryUrl: testStack().registryUrl });
-  private producer: Producer = createProducer(testKafka('ingest-writer'));
-  constructor(private readonly topic: string) {}
-  async start() { await this.codec.register(); await this.producer.connect(); return this; }
-  async write(...events: Array<[EventName, AvroRecordTypes[EventName]]>) {
-    await this.producer.send({ topic: this.topic, acks: -1, messages: events.map(([name, v]) => ({ key: `${v.sourceId}:${v.userId ?? v.anonymousId}`, value: this.codec.encode(name, v as never) })) });
-  }
-  async writeRaw(key: string, value: Buffer) { await this.producer.send({ topic: this.topic, acks: -1, messages: [{ key, value }] }); }
-  stop() { return this.producer.disconnect(); }
-}
+const T = EVENT_TIME;
 
 describe('fan-out: ingest topic to delivery tasks', () => {
   const prefix = uniquePrefix('fanout');
@@ -54,7 +34,7 @@ describe('fan-out: ingest topic to delivery tasks', () => {
   let fanout: RunningService;
   let control: RunningService;
   let reader: TopicReader;
-  let writer: IngestWriter;
+  let writer: PipelineWriter;
   const tasksFor = (messageId: string, count = 1) => reader.waitFor<DeliveryTask>(topics.delivery, (t) => t.messageId === messageId, count);
 
   before(async () => {
@@ -63,7 +43,7 @@ describe('fan-out: ingest topic to delivery tasks', () => {
     await writeConfig(prefix, { sources: [two, one, disabledDest, disabledSource], destinations: [twoA, twoB, oneD, disabledDestD, disabledSourceD] });
     [fanout, control] = await Promise.all([startService('fanout', env), startService('control', env)]);
     reader = await new TopicReader([topics.delivery, topics.invalidEvents]).start();
-    writer = await new IngestWriter(topics.ingest).start();
+    writer = await new PipelineWriter().start();
   });
   after(async () => {
     await writer?.stop();
@@ -91,7 +71,7 @@ describe('fan-out: ingest topic to delivery tasks', () => {
     const del = event('io.switchyard.event.Delete', { sourceId: src, requestId: 'del_1' });
     add('io.switchyard.event.Delete', del, { type: 'delete', userId: 'user-1', timestamp: '2026-11-22T10:00:00.123Z' });
 
-    await writer.write(...cases.map(([name, v]) => [name, v] as [EventName, AvroRecordTypes[EventName]]));
+    await writer.events(topics.ingest, ...cases.map(([name, v]) => [name, v] as [EventName, AvroRecordTypes[EventName]]));
     for (const [, v, expected] of cases) {
       const [task] = await tasksFor(v.messageId);
       assert.deepEqual(JSON.parse(task!.body), expected, String(expected.type));
@@ -117,10 +97,10 @@ describe('fan-out: ingest topic to delivery tasks', () => {
       [{ All: false, webhooks: true }, false], [{ All: false, WEBHOOKS: true }, false], [{ webhooks: false }, true],
     ];
     const events = matrix.map(([integrations]) => event('io.switchyard.event.Track', { sourceId: one.id, event: 'Matrix', properties: null, integrations: integrations && JSON.stringify(integrations) }));
-    await writer.write(...events.map((e) => ['io.switchyard.event.Track', e] as [EventName, AvroRecordTypes[EventName]]));
+    await writer.events(topics.ingest, ...events.map((e) => ['io.switchyard.event.Track', e] as [EventName, AvroRecordTypes[EventName]]));
     // A last event proves the ones before it were all processed.
     const last = event('io.switchyard.event.Track', { sourceId: one.id, event: 'End', properties: null });
-    await writer.write(['io.switchyard.event.Track', last]);
+    await writer.events(topics.ingest, ['io.switchyard.event.Track', last]);
     await tasksFor(last.messageId);
     matrix.forEach(([integrations, delivered], i) => {
       const got = reader.values<DeliveryTask>(topics.delivery, (t) => t.messageId === events[i]!.messageId).length;
@@ -133,7 +113,7 @@ describe('fan-out: ingest topic to delivery tasks', () => {
     const toDisabledDest = event('io.switchyard.event.Identify', { sourceId: disabledDest.id, traits: null });
     const toDisabledSource = event('io.switchyard.event.Identify', { sourceId: disabledSource.id, traits: null });
     const toUnknown = event('io.switchyard.event.Identify', { sourceId: 'src_unknown', traits: null });
-    await writer.write(...[toDisabledDest, toDisabledSource, toUnknown, toTwo].map((e) => ['io.switchyard.event.Identify', e] as [EventName, AvroRecordTypes[EventName]]));
+    await writer.events(topics.ingest, ...[toDisabledDest, toDisabledSource, toUnknown, toTwo].map((e) => ['io.switchyard.event.Identify', e] as [EventName, AvroRecordTypes[EventName]]));
     const tasks = await tasksFor(toTwo.messageId, 2);
     assert.deepEqual(tasks.map((t) => t.destinationId).sort(), [twoA.id, twoB.id].sort());
     assert.equal(tasks[0]!.body, tasks[1]!.body);
@@ -148,10 +128,10 @@ describe('fan-out: ingest topic to delivery tasks', () => {
 
   it('a garbage record and an unknown schema id go to invalid-events; the events after them are processed', async () => {
     const key = `${one.id}:user-1`;
-    await writer.writeRaw(key, Buffer.from('definitely not avro'));
-    await writer.writeRaw(key, frame(987654, Buffer.from([2, 4, 6])));
+    await writer.raw(topics.ingest, key, Buffer.from('definitely not avro'));
+    await writer.raw(topics.ingest, key, frame(987654, Buffer.from([2, 4, 6])));
     const after = event('io.switchyard.event.Track', { sourceId: one.id, event: 'After garbage', properties: null });
-    await writer.write(['io.switchyard.event.Track', after]);
+    await writer.events(topics.ingest, ['io.switchyard.event.Track', after]);
     await tasksFor(after.messageId);
     const invalid = await reader.waitFor<Record<string, unknown>>(topics.invalidEvents, (v) => v.stage === 'fanout', 2);
     assert.deepEqual(invalid.map((v) => v.reason).sort(), ['undecodable', 'unknown_schema']);
@@ -189,14 +169,14 @@ describe('fan-out crash test: SIGKILL mid-stream, exactly one task per event and
     await setupTopics(env);
     await writeConfig(prefix, { sources: [source], destinations });
     let fanout = await startService('fanout', env);
-    const writer = await new IngestWriter(topics.ingest).start();
+    const writer = await new PipelineWriter().start();
     const total = 3000;
     const ids: string[] = [];
     const producing = (async () => {
       for (let i = 0; i < total; i += 50) {
         const batch = Array.from({ length: 50 }, (_, j) => event('io.switchyard.event.Track', { sourceId: source.id, userId: `u${(i + j) % 37}`, event: 'Tick', properties: null }));
         ids.push(...batch.map((e) => e.messageId));
-        await writer.write(...batch.map((e) => ['io.switchyard.event.Track', e] as [EventName, AvroRecordTypes[EventName]]));
+        await writer.events(topics.ingest, ...batch.map((e) => ['io.switchyard.event.Track', e] as [EventName, AvroRecordTypes[EventName]]));
         await sleep(40);
       }
     })();

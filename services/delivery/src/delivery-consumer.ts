@@ -20,7 +20,7 @@ export interface DeliveryConsumerOptions {
   maxInFlight: number;
   /** Requests in flight to one destination. */
   maxInFlightPerDestination: number;
-  /** Tasks of one destination waiting for its slots; beyond this they go to the retry tier at once. */
+  /** Tasks of one destination waiting for its slots; beyond this the partition pauses until they drain. */
   maxWaitingPerDestination: number;
   commitIntervalMs: number;
   /** Writes an unreadable record to invalid-events (acks=all). */
@@ -41,6 +41,8 @@ export class DeliveryConsumer {
   private readonly perDestination: KeyedLimiter;
   private readonly resumeTimers = new Map<string, NodeJS.Timeout>();
   private readonly lagByPartition = new Map<string, number>();
+  /** Partitions paused because this destination's queue is full, resumed as it drains. */
+  private readonly blockedBy = new Map<string, Map<string, { topic: string; partition: number }>>();
   private commitTimer: NodeJS.Timeout | undefined;
   private inFlight = new Set<Promise<void>>();
 
@@ -79,6 +81,10 @@ export class DeliveryConsumer {
             this.waitUntilDue(topic, partition, message.offset, task.notBefore - now);
             return;
           }
+          if (this.destinationFull(task.destinationId)) {
+            this.waitForDestination(task.destinationId, topic, partition, message.offset);
+            return;
+          }
           await this.global.acquire();
           tracker.track(message.offset);
           resolveOffset(message.offset);
@@ -110,22 +116,42 @@ export class DeliveryConsumer {
 
   private async dispatch(task: DeliveryTask): Promise<void> {
     const key = task.destinationId;
-    const limiter = this.perDestination;
-    if (!limiter.tryAcquire(key)) {
-      if (limiter.waiting(key) >= this.opts.maxWaitingPerDestination) {
-        // This destination already has a full queue: its task waits in the retry tier, not here.
-        return this.opts.runner.defer(task, 'backpressure');
-      }
-      await limiter.acquire(key);
-    }
+    await this.perDestination.acquire(key);
     try {
       await this.opts.runner.run(task);
     } catch (err) {
       // Only shutdown makes the runner give up; the offset stays uncommitted and the task is read again.
       this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished');
     } finally {
-      limiter.release(key);
+      this.perDestination.release(key);
+      this.resumeDrained(key);
     }
+  }
+
+  private destinationFull(destinationId: string): boolean {
+    return this.perDestination.active(destinationId) >= this.opts.maxInFlightPerDestination
+      && this.perDestination.waiting(destinationId) >= this.opts.maxWaitingPerDestination;
+  }
+
+  /**
+   * A destination with a full queue holds its partition (not the others): the record is read again
+   * once that destination has drained to half its queue. Tasks of a destination that keeps timing
+   * out finish at once (the circuit breaker sends them to the retry tier), so this never lasts.
+   */
+  private waitForDestination(destinationId: string, topic: string, partition: number, offset: string): void {
+    this.opts.consumer.pause([{ topic, partitions: [partition] }]);
+    this.opts.consumer.seek({ topic, partition, offset });
+    let blocked = this.blockedBy.get(destinationId);
+    if (!blocked) this.blockedBy.set(destinationId, (blocked = new Map()));
+    blocked.set(`${topic}:${partition}`, { topic, partition });
+  }
+
+  private resumeDrained(destinationId: string): void {
+    const blocked = this.blockedBy.get(destinationId);
+    if (!blocked || this.perDestination.waiting(destinationId) > this.opts.maxWaitingPerDestination / 2) return;
+    this.blockedBy.delete(destinationId);
+    const resumable = [...blocked.values()].filter(({ topic, partition }) => !this.resumeTimers.has(`${topic}:${partition}`));
+    if (resumable.length) this.opts.consumer.resume(resumable.map(({ topic, partition }) => ({ topic, partitions: [partition] })));
   }
 
   private waitUntilDue(topic: string, partition: number, offset: string, delayMs: number): void {
@@ -148,6 +174,7 @@ export class DeliveryConsumer {
       if (!assigned.has(key)) { clearTimeout(timer); this.resumeTimers.delete(key); }
     }
     for (const key of [...this.lagByPartition.keys()]) if (!assigned.has(key)) this.lagByPartition.delete(key);
+    this.blockedBy.clear();
     this.offsets.clear();
     // A partition paused before the rebalance and handed back has no timer any more: read it again.
     const stale = this.opts.consumer.paused().flatMap(({ topic, partitions }) => partitions.filter((p) => !this.resumeTimers.has(`${topic}:${p}`)).map((p) => ({ topic, partitions: [p] })));

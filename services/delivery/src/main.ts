@@ -33,7 +33,7 @@ const configSchema = z.object({
   DELIVERY_MAX_WAITING_PER_DESTINATION: z.coerce.number().int().min(0).default(400),
   DELIVERY_BREAKER_THRESHOLD: z.coerce.number().int().min(1).default(5),
   DELIVERY_BREAKER_OPEN: env.duration('30s'),
-  DELIVERY_COMMIT_INTERVAL: env.duration('1s'),
+  DELIVERY_COMMIT_INTERVAL: env.duration('200ms'),
 });
 
 runMain('delivery', async () => {
@@ -62,7 +62,9 @@ runMain('delivery', async () => {
   });
 
   // Short sessions: a replacement takes over a crashed instance's partitions within seconds.
-  const consumer = createConsumer(kafka, { groupId: `${config.SWITCHYARD_TOPIC_PREFIX}delivery`, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20 });
+  // A short fetch wait: a retry-tier partition resumed when its head record falls due is fetched
+  // within moments rather than after the current long poll.
+  const consumer = createConsumer(kafka, { groupId: `${config.SWITCHYARD_TOPIC_PREFIX}delivery`, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20, maxWaitTimeInMs: 200 });
   await connectClient(runtime.lifecycle, 'consumer', consumer);
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
   const delivery = new DeliveryConsumer({

@@ -54,24 +54,17 @@ export class TaskRunner {
     const results = await Promise.all(urls.map((url) => this.attempt(task.destinationId, url, body, headersByUrl.get(url) ?? {}, destination.sharedSecret)));
     const verdict = combineUrlOutcomes(results.map(({ url, outcome }) => ({ url, outcome })));
     const failure = lastFailure(results.map((r) => r.result));
+    // Retry delays count from the end of the attempt (a timeout took 5 s), the deadline from its start.
+    const ended = this.deps.clock();
 
     if (verdict.verdict === 'accepted') {
       metrics.delivered.inc({ destination: task.destinationId });
-      metrics.endToEndSeconds.observe(Math.max(0, this.deps.clock() - task.receivedAt) / 1000);
+      metrics.endToEndSeconds.observe(Math.max(0, ended - task.receivedAt) / 1000);
       return;
     }
-    if (verdict.verdict === 'permanent') return this.deadLetter(task, now, verdict.reason, failure);
+    if (verdict.verdict === 'permanent') return this.deadLetter({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.reason, failure);
 
-    return this.retryLater(task, now, verdict.retryUrls, failure, verdict.reason, verdict.retryAfterMs);
-  }
-
-  /**
-   * Sends a task to the retry tier without a request (its destination's queue is full): it counts
-   * as a failed attempt, so tiers and the deadline apply as usual.
-   */
-  defer(task: DeliveryTask, reason: 'backpressure'): Promise<void> {
-    this.deps.metrics.attempts.inc({ destination: task.destinationId, status_class: 'skipped' });
-    return this.retryLater(task, this.deps.clock(), task.pendingUrls, { status: null, excerpt: null, error: reason }, reason);
+    return this.retryLater({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.retryUrls, failure, verdict.reason, verdict.retryAfterMs);
   }
 
   private async retryLater(task: DeliveryTask, now: number, retryUrls: string[] | null, failure: Failure, reason: string, retryAfterMs?: number): Promise<void> {

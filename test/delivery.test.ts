@@ -1,0 +1,316 @@
+// Delivery against real receivers (HTTP and HTTPS servers on 127.0.0.1 started here), with the
+// real broker: signing, outcomes, retry tiers, dead letters, the five-URL rule, concurrency,
+// isolation, crash recovery and the SSRF guard.
+import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { topicNames } from '@switchyard/platform/kafka/topics';
+import type { DeadLetter, Destination } from '@switchyard/platform/schemas/generated';
+import { makeDestination, makeSource, writeConfig } from './support/config.js';
+import { PipelineWriter, event, task, type EventName } from './support/pipeline-writer.js';
+import { signatureValid, startReceiver, type Receiver } from './support/receiver.js';
+import { pipelineEnv, setupTopics, startService, type RunningService } from './support/services.js';
+import { uniquePrefix } from './support/stack.js';
+import { TopicReader } from './support/topic-reader.js';
+import type { AvroRecordTypes } from '@switchyard/platform/codec/avro-codec';
+
+const hooks = (...urls: string[]) => urls.map((url) => ({ url, headers: {} }));
+
+describe('delivery: signed requests, outcomes, retry tiers and dead letters', () => {
+  const prefix = uniquePrefix('delivery');
+  const topics = topicNames(prefix);
+  const secret = `secret-${randomUUID()}`;
+  const receivers: Receiver[] = [];
+  let fanout: RunningService;
+  let delivery: RunningService;
+  let writer: PipelineWriter;
+  let deadLetters: TopicReader;
+  const source = makeSource();
+  const destinations: Destination[] = [];
+  /** A destination of its own for one scenario, with its receiver(s). */
+  const addDestination = async (...specs: Array<Parameters<typeof startReceiver>>): Promise<{ destination: Destination; receivers: Receiver[] }> => {
+    const rs = await Promise.all(specs.map((args) => startReceiver(...args)));
+    receivers.push(...rs);
+    const destination = makeDestination(source.id, { webhooks: hooks(...rs.map((r) => r.url)) });
+    destinations.push(destination);
+    return { destination, receivers: rs };
+  };
+  const deadLettersOf = (destinationId: string) => deadLetters.values<DeadLetter>(topics.deadLetter, (d) => d.task.destinationId === destinationId);
+
+  let signed: Awaited<ReturnType<typeof addDestination>>;
+  let flaky: Awaited<ReturnType<typeof addDestination>>;
+  let failing: Awaited<ReturnType<typeof addDestination>>;
+  let hanging: Awaited<ReturnType<typeof addDestination>>;
+  let notFound: Awaited<ReturnType<typeof addDestination>>;
+  let redirect: Awaited<ReturnType<typeof addDestination>>;
+  let selfSigned: Awaited<ReturnType<typeof addDestination>>;
+  let fiveOneOk: Awaited<ReturnType<typeof addDestination>>;
+  let fiveAllFail: Awaited<ReturnType<typeof addDestination>>;
+  let redirectTarget: Receiver;
+
+  before(async () => {
+    redirectTarget = await startReceiver();
+    receivers.push(redirectTarget);
+    signed = await addDestination([() => ({})]);
+    flaky = await addDestination([(_r, i) => ({ status: i < 2 ? 503 : 200 })]);
+    failing = await addDestination([() => ({ status: 500, body: 'upstream exploded' })]);
+    hanging = await addDestination([(_r, i) => (i === 0 ? { hang: true } : {})]);
+    notFound = await addDestination([() => ({ status: 404, body: 'no such hook' })]);
+    redirect = await addDestination([() => ({ status: 302, headers: { location: redirectTarget.url } })]);
+    selfSigned = await addDestination([() => ({}), { https: true }]);
+    fiveOneOk = await addDestination(...[0, 1, 2, 3].map(() => [() => ({ status: 500 })] as Parameters<typeof startReceiver>), [() => ({})]);
+    fiveAllFail = await addDestination(...[0, 1, 2, 3, 4].map(() => [() => ({ status: 500 })] as Parameters<typeof startReceiver>));
+    signed.destination.sharedSecret = secret;
+    signed.destination.webhooks[0]!.headers = { 'X-Team': 'growth', Authorization: 'Bearer receiver-token' };
+
+    const env = pipelineEnv(prefix, { SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', SWITCHYARD_RETRY_TIERS: '300ms,600ms', SWITCHYARD_RETRY_DEADLINE: '8s' });
+    await setupTopics(env);
+    await writeConfig(prefix, { sources: [source], destinations });
+    [fanout, delivery] = await Promise.all([startService('fanout', env), startService('delivery', env)]);
+    writer = await new PipelineWriter().start();
+    deadLetters = await new TopicReader([topics.deadLetter]).start();
+  });
+  after(async () => {
+    await writer?.stop();
+    await deadLetters?.stop();
+    await Promise.all([fanout?.stop(), delivery?.stop()]);
+    await Promise.all(receivers.map((r) => r.close()));
+  });
+
+  it('a receiver verifying X-Signature as the document says accepts every type, non-ASCII included; headers and User-Agent arrive', async () => {
+    const src = source.id;
+    const events: Array<[EventName, AvroRecordTypes[EventName]]> = [
+      ['io.switchyard.event.Track', event('io.switchyard.event.Track', { sourceId: src, event: 'Größe geändert', properties: JSON.stringify({ emoji: '🚀', quote: '"x"\\n' }) })],
+      ['io.switchyard.event.Page', event('io.switchyard.event.Page', { sourceId: src, name: 'Accueil', category: null, properties: JSON.stringify({ title: 'Café' }) })],
+      ['io.switchyard.event.Screen', event('io.switchyard.event.Screen', { sourceId: src, name: 'ホーム', category: null, properties: null })],
+      ['io.switchyard.event.Identify', event('io.switchyard.event.Identify', { sourceId: src, traits: JSON.stringify({ name: 'Zoë Ω' }) })],
+      ['io.switchyard.event.Group', event('io.switchyard.event.Group', { sourceId: src, groupId: 'g-ü', traits: null })],
+      ['io.switchyard.event.Alias', event('io.switchyard.event.Alias', { sourceId: src, previousId: 'anon-é' })],
+      ['io.switchyard.event.Delete', event('io.switchyard.event.Delete', { sourceId: src, requestId: 'del' })],
+    ];
+    // Only the signed destination should see these: send them to a source with that one destination.
+    const only = makeSource();
+    const onlyDest = { ...signed.destination, id: `${signed.destination.id}-only`, sourceId: only.id };
+    await writeConfig(prefix, { sources: [only], destinations: [onlyDest] });
+    await sleep(300);
+    await writer.events(topics.ingest, ...events.map(([n, v]) => [n, { ...v, sourceId: only.id }] as [EventName, AvroRecordTypes[EventName]]));
+    const [receiver] = signed.receivers;
+    // Delete bodies carry no messageId: they are told apart by their type.
+    const ours = () => receiver!.requests.filter((r) => { const b = JSON.parse(r.text); return b.type === 'delete' || events.some(([, v]) => v.messageId === b.messageId); });
+    await receiver!.waitFor(() => ours().length >= 7);
+    const types = ours().map((r) => JSON.parse(r.text).type).sort();
+    assert.deepEqual(types, ['alias', 'delete', 'group', 'identify', 'page', 'screen', 'track']);
+    for (const req of ours()) {
+      assert.ok(signatureValid(req, secret), `signature of ${req.text}`);
+      assert.equal(req.headers['content-type'], 'application/json');
+      assert.equal(req.headers['user-agent'], 'Switchyard/1.0');
+      assert.equal(req.headers['x-team'], 'growth');
+      assert.equal(req.headers.authorization, 'Bearer receiver-token');
+    }
+    assert.ok(receiver!.requests.some((r) => r.text.includes('Größe geändert') && r.text.includes('🚀')));
+  });
+
+  /** Sends one event to the pipeline's main source, i.e. to every destination of these tests. */
+  const sendOne = async () => {
+    const e = event('io.switchyard.event.Track', { sourceId: source.id, event: 'Scenario', properties: null });
+    await writer.events(topics.ingest, ['io.switchyard.event.Track', e]);
+    return e.messageId;
+  };
+  let messageId: string;
+  before(async () => { messageId = await sendOne(); });
+
+  it('503 twice then 200: delivered once, on the third attempt, through the retry tiers', async () => {
+    const [r] = flaky.receivers;
+    await r!.waitFor(() => r!.forMessage(messageId).length >= 3);
+    await sleep(1500);
+    const got = r!.forMessage(messageId);
+    assert.equal(got.length, 3, 'no fourth request after the 200');
+    assert.ok(got[1]!.at - got[0]!.at >= 250, 'tier 1 waited');
+    assert.ok(got[2]!.at - got[1]!.at >= 550, 'tier 2 waited');
+    assert.deepEqual(deadLettersOf(flaky.destination.id), []);
+  });
+
+  it('404: dead letter without retry (permanent_status, status and excerpt kept)', async () => {
+    const [dl] = await deadLetters.waitFor<DeadLetter>(topics.deadLetter, (d) => d.task.destinationId === notFound.destination.id);
+    assert.deepEqual([dl!.reason, dl!.status, dl!.responseExcerpt, dl!.task.attempt], ['permanent_status', 404, 'no such hook', 1]);
+    assert.equal(notFound.receivers[0]!.forMessage(messageId).length, 1);
+    assert.equal(JSON.parse(dl!.task.body).messageId, messageId, 'the dead letter carries the task whole (replayable)');
+  });
+
+  it('302: not followed, dead-lettered as redirect', async () => {
+    const [dl] = await deadLetters.waitFor<DeadLetter>(topics.deadLetter, (d) => d.task.destinationId === redirect.destination.id);
+    assert.deepEqual([dl!.reason, dl!.status], ['redirect', 302]);
+    assert.equal(redirectTarget.count(), 0, 'the Location was never requested');
+    assert.equal(redirect.receivers[0]!.forMessage(messageId).length, 1);
+  });
+
+  it('self-signed HTTPS: an error, no HTTP request reaches the server, dead letter tls without retry', async () => {
+    const [dl] = await deadLetters.waitFor<DeadLetter>(topics.deadLetter, (d) => d.task.destinationId === selfSigned.destination.id);
+    assert.equal(dl!.reason, 'tls');
+    assert.match(dl!.error ?? '', /tls/i);
+    assert.equal(selfSigned.receivers[0]!.count(), 0);
+  });
+
+  it('five URLs, the first four 500 and the fifth 200: done, the four are not retried', async () => {
+    await fiveOneOk.receivers[4]!.waitFor(() => fiveOneOk.receivers[4]!.forMessage(messageId).length === 1);
+    await sleep(1500);
+    for (const r of fiveOneOk.receivers) assert.equal(r.forMessage(messageId).length, 1);
+  });
+
+  it('five URLs all 500: all five are retried', async () => {
+    for (const r of fiveAllFail.receivers) await r.waitFor(() => r.forMessage(messageId).length >= 2);
+  });
+
+  it('always 500: retried through the tiers until the deadline, then dead letter deadline', async () => {
+    const [dl] = await deadLetters.waitFor<DeadLetter>(topics.deadLetter, (d) => d.task.destinationId === failing.destination.id, 1, 20_000);
+    assert.deepEqual([dl!.reason, dl!.status, dl!.responseExcerpt], ['deadline', 500, 'upstream exploded']);
+    const requests = failing.receivers[0]!.forMessage(messageId);
+    assert.equal(dl!.task.attempt, requests.length);
+    assert.ok(requests.length >= 3, `${requests.length} attempts`);
+    assert.ok(requests.at(-1)!.at - requests[0]!.at <= 8000 + 500);
+  });
+
+  it('a receiver that never answers: timeout after 5 s, retried', async () => {
+    const r = hanging.receivers[0]!;
+    await r.waitFor(() => r.forMessage(messageId).length >= 2, 15_000);
+    const [first, second] = r.forMessage(messageId);
+    const gap = second!.at - first!.at;
+    assert.ok(gap >= 5200 && gap < 9000, `retried ${gap} ms after the first request (5 s timeout + the 300 ms tier)`);
+  });
+
+  it('metrics on the hop', async () => {
+    const text = await (await fetch(`${delivery.url}/metrics`)).text();
+    for (const name of ['delivery_attempts_total', 'delivery_request_seconds_bucket', 'delivery_end_to_end_seconds_bucket', 'delivery_in_flight_tasks', 'delivery_retries_total', 'delivery_dead_letters_total', 'delivery_consumer_lag']) {
+      assert.match(text, new RegExp(`^${name}`, 'm'), name);
+    }
+    assert.match(text, /delivery_dead_letters_total\{reason="tls"/);
+    assert.match(text, /delivery_retries_total\{tier="2"/);
+  });
+});
+
+describe('delivery: concurrency, isolation, crashes', () => {
+  it('one partition, a receiver answering after 200 ms, in-flight cap 200: many requests at once', async () => {
+    const prefix = uniquePrefix('delivery-slow');
+    const receiver = await startReceiver(() => ({ delayMs: 200 }));
+    const source = makeSource();
+    const destination = makeDestination(source.id, { webhooks: hooks(receiver.url) });
+    const env = pipelineEnv(prefix, { SWITCHYARD_PARTITIONS: '1', SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', DELIVERY_MAX_IN_FLIGHT: '200', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '200', DELIVERY_MAX_WAITING_PER_DESTINATION: '100000' });
+    await setupTopics(env);
+    await writeConfig(prefix, { sources: [source], destinations: [destination] });
+    const writer = await new PipelineWriter().start();
+    const total = 3000;
+    await writer.tasks(topicNames(prefix).delivery, Array.from({ length: total }, () => task(destination.id)));
+    const delivery = await startService('delivery', env);
+    try {
+      await receiver.waitFor((reqs) => reqs.length >= total, 60_000);
+      const span = (receiver.requests.at(-1)!.at - receiver.requests[0]!.at) / 1000;
+      const rate = total / span;
+      console.log(`# slow receiver: ${total} deliveries in ${span.toFixed(2)} s = ${rate.toFixed(0)}/s (cap 200 / 0.2 s = 1000/s; one request at a time would be 5/s)`);
+      assert.ok(rate > 200, `only ${rate.toFixed(0)}/s`);
+    } finally {
+      await writer.stop();
+      await delivery.stop();
+      await receiver.close();
+    }
+  });
+
+  it('a destination that always times out beside a healthy one: the healthy one keeps flowing', async () => {
+    const prefix = uniquePrefix('delivery-iso');
+    const healthy = await startReceiver();
+    const dead = await startReceiver(() => ({ hang: true }));
+    const source = makeSource();
+    const good = makeDestination(source.id, { webhooks: hooks(healthy.url) });
+    const bad = makeDestination(source.id, { webhooks: hooks(dead.url) });
+    const env = pipelineEnv(prefix, { SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', DELIVERY_MAX_IN_FLIGHT: '300', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: '100', DELIVERY_MAX_WAITING_PER_DESTINATION: '100' });
+    await setupTopics(env);
+    await writeConfig(prefix, { sources: [source], destinations: [good, bad] });
+    const writer = await new PipelineWriter().start();
+    const topic = topicNames(prefix).delivery;
+    const delivery = await startService('delivery', env);
+    try {
+      const rateOf = async (n: number, withBad: boolean) => {
+        const start = healthy.count();
+        const tasks = Array.from({ length: n }, () => task(good.id));
+        const mixed = withBad ? tasks.flatMap((t) => [t, task(bad.id)]) : tasks;
+        const t0 = Date.now();
+        await writer.tasks(topic, mixed);
+        await healthy.waitFor((reqs) => reqs.length >= start + n, 60_000);
+        return n / ((Date.now() - t0) / 1000);
+      };
+      const alone = await rateOf(2000, false);
+      const beside = await rateOf(2000, true);
+      console.log(`# isolation: healthy destination ${alone.toFixed(0)}/s alone, ${beside.toFixed(0)}/s beside one that always times out (${((beside / alone) * 100).toFixed(0)}%); the timing-out one got ${dead.count()} requests`);
+      assert.ok(beside > alone * 0.3, 'the healthy destination keeps flowing');
+    } finally {
+      await writer.stop();
+      await delivery.stop('SIGKILL');
+      await Promise.all([healthy.close(), dead.close()]);
+    }
+  });
+
+  it('kill -9 of delivery mid-stream, restart: every task delivered at least once; duplicates counted', async () => {
+    const prefix = uniquePrefix('delivery-crash');
+    const receiver = await startReceiver(() => ({ delayMs: 20 }));
+    const source = makeSource();
+    const destination = makeDestination(source.id, { webhooks: hooks(receiver.url) });
+    const env = pipelineEnv(prefix, { SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', DELIVERY_MAX_IN_FLIGHT: '100' });
+    await setupTopics(env);
+    await writeConfig(prefix, { sources: [source], destinations: [destination] });
+    const writer = await new PipelineWriter().start();
+    const total = 4000;
+    const tasks = Array.from({ length: total }, () => task(destination.id));
+    await writer.tasks(topicNames(prefix).delivery, tasks);
+    let delivery = await startService('delivery', env);
+    try {
+      for (let kill = 0; kill < 2; kill++) {
+        await receiver.waitFor((reqs) => reqs.length >= (kill + 1) * 1000, 60_000);
+        assert.equal(await delivery.stop('SIGKILL'), 'SIGKILL');
+        delivery = await startService('delivery', env);
+      }
+      const ids = new Set(tasks.map((t) => t.messageId));
+      await receiver.waitFor((reqs) => new Set(reqs.map((r) => JSON.parse(r.text).messageId)).size >= total, 90_000);
+      await sleep(1000);
+      const seen = receiver.requests.map((r) => JSON.parse(r.text).messageId as string);
+      const distinct = new Set(seen);
+      const missing = [...ids].filter((id) => !distinct.has(id));
+      console.log(`# delivery crash test: 2 SIGKILLs, ${total} tasks, ${seen.length} requests, ${missing.length} missing, ${seen.length - distinct.size} duplicates (${(((seen.length - distinct.size) / total) * 100).toFixed(1)}%)`);
+      assert.equal(missing.length, 0);
+    } finally {
+      await writer.stop();
+      await delivery.stop();
+      await receiver.close();
+    }
+  });
+});
+
+describe('delivery: SSRF guard without an allow-list', () => {
+  it('destinations at 127.0.0.1, 10.0.0.1, 169.254.169.254, ::1 and a name resolving to loopback are dead-lettered blocked_address', async () => {
+    const prefix = uniquePrefix('delivery-ssrf');
+    const receiver = await startReceiver();
+    const port = new URL(receiver.url).port;
+    const source = makeSource();
+    const targets = [`http://127.0.0.1:${port}/hook`, 'http://10.0.0.1/hook', 'http://169.254.169.254/latest/meta-data/', `http://[::1]:${port}/hook`, `http://${hostname()}:${port}/hook`, `http://localhost:${port}/hook`];
+    const dests = targets.map((url) => makeDestination(source.id, { webhooks: hooks(url) }));
+    const env = pipelineEnv(prefix, { SWITCHYARD_ALLOWED_CIDRS: '' });
+    await setupTopics(env);
+    await writeConfig(prefix, { sources: [source], destinations: dests });
+    const writer = await new PipelineWriter().start();
+    const topics = topicNames(prefix);
+    await writer.tasks(topics.delivery, dests.map((d) => task(d.id)));
+    const delivery = await startService('delivery', env);
+    const reader = await new TopicReader([topics.deadLetter]).start();
+    try {
+      const letters = await reader.waitFor<DeadLetter>(topics.deadLetter, () => true, dests.length, 30_000);
+      const byDest = new Map(letters.map((d) => [d.task.destinationId, d]));
+      dests.forEach((d, i) => assert.equal(byDest.get(d.id)?.reason, 'blocked_address', targets[i]));
+      assert.equal(receiver.count(), 0, 'nothing reached the loopback receiver');
+    } finally {
+      await reader.stop();
+      await writer.stop();
+      await delivery.stop();
+      await receiver.close();
+    }
+  });
+});
