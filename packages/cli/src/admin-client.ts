@@ -72,6 +72,63 @@ export interface UpdateDestinationInput {
   settings?: { sharedSecret?: string | null; webhooks?: WebhookInput[] };
 }
 
+/** A delivery that failed for good, as the API shows it. */
+export interface DeadLetter {
+  id: string;
+  reason: string;
+  /** The last HTTP status the webhook answered, or null when there was no answer. */
+  status: number | null;
+  responseExcerpt: string | null;
+  error: string | null;
+  /** ISO time. */
+  failedAt: string;
+  destinationId: string;
+  sourceId: string;
+  messageId: string;
+  eventType: string;
+  attempts: number;
+  /** ISO time of the last replay, or null if it was never replayed. */
+  replayedAt: string | null;
+}
+
+/** One dead letter with the exact JSON text that was being delivered. */
+export interface DeadLetterDetail extends DeadLetter {
+  body: string;
+}
+
+export interface DeadLetterList {
+  /** Newest first. */
+  deadLetters: DeadLetter[];
+  /** How many match the filter, before the limit. */
+  total: number;
+}
+
+export interface DeadLetterFilter {
+  destinationId?: string;
+  reason?: string;
+  /** ISO time with an offset, e.g. 2025-01-02T03:04:05.000Z. */
+  since?: string;
+  limit?: number;
+}
+
+export interface ReplayResult {
+  replayed: string[];
+  notFound: string[];
+}
+
+export interface DeletionRequestInput {
+  userId: string;
+  /** Only these sources; all of them when left out. */
+  sourceIds?: string[];
+}
+
+export interface DeletionRequest {
+  requestId: string;
+  userId: string;
+  notifications: number;
+  sourceIds: string[];
+}
+
 /** The API answered with a non-2xx status (or a 2xx body that is not JSON). */
 export class AdminApiError extends Error {
   readonly status: number;
@@ -170,6 +227,29 @@ export class AdminClient {
 
   async deleteDestination(id: string): Promise<void> {
     await this.#request('DELETE', `/v1/destinations/${seg(id)}`);
+  }
+
+  listDeadLetters(filter: DeadLetterFilter = {}): Promise<DeadLetterList> {
+    const params = new URLSearchParams();
+    if (filter.destinationId !== undefined) params.set('destinationId', filter.destinationId);
+    if (filter.reason !== undefined) params.set('reason', filter.reason);
+    if (filter.since !== undefined) params.set('since', filter.since);
+    if (filter.limit !== undefined) params.set('limit', String(filter.limit));
+    const query = params.toString();
+    return this.#request('GET', `/v1/dead-letters${query === '' ? '' : `?${query}`}`);
+  }
+
+  getDeadLetter(id: string): Promise<DeadLetterDetail> {
+    return this.#request('GET', `/v1/dead-letters/${seg(id)}`);
+  }
+
+  /** Re-enqueues the dead letters as fresh delivery tasks; unknown ids come back in notFound. */
+  replayDeadLetters(ids: string[]): Promise<ReplayResult> {
+    return this.#request('POST', '/v1/dead-letters/replay', { ids });
+  }
+
+  requestDeletion(input: DeletionRequestInput): Promise<DeletionRequest> {
+    return this.#request('POST', '/v1/deletions', input);
   }
 
   // The type parameter is trusted, not checked: the API is ours and versioned under /v1.

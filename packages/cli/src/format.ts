@@ -1,6 +1,6 @@
 // Human-readable output: aligned tables for lists, "key: value" blocks for one object.
 // Every function returns the whole text, newline-terminated, so callers write it in one go.
-import type { Destination, Source } from './admin-client.js';
+import type { DeadLetterDetail, DeadLetterList, DeletionRequest, Destination, Source } from './admin-client.js';
 
 /** Columns padded to their widest cell and separated by two spaces; the last is not padded. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -72,4 +72,99 @@ export function destinationBlock(d: Destination): string {
 function webhookLine(w: { url: string; headers?: Record<string, string> }): string {
   const names = Object.keys(w.headers ?? {});
   return names.length === 0 ? w.url : `${w.url}  (headers: ${names.join(', ')})`;
+}
+
+export function deadLetterTable(list: DeadLetterList): string {
+  const rows = list.deadLetters.map((d) => [
+    d.id,
+    d.failedAt,
+    d.destinationId,
+    printable(d.reason),
+    d.status === null ? '-' : String(d.status),
+    String(d.attempts),
+    orDash(d.replayedAt),
+  ]);
+  const shown = `${list.deadLetters.length} of ${list.total} dead letter${list.total === 1 ? '' : 's'}\n`;
+  return table(['ID', 'FAILED-AT', 'DESTINATION', 'REASON', 'STATUS', 'ATTEMPTS', 'REPLAYED'], rows) + shown;
+}
+
+/** The fields, then a blank line and the body that was being delivered, indented. */
+export function deadLetterBlock(d: DeadLetterDetail): string {
+  const lines = (s: string | null): string | string[] => (s === null || s === '' ? '-' : s.split(/\r?\n/).map(printable));
+  const fields = block([
+    ['id', d.id],
+    ['reason', printable(d.reason)],
+    ['status', d.status === null ? '-' : String(d.status)],
+    // Both come from the webhook's server or the network: shown escaped, on as many lines as they have.
+    ['response', lines(d.responseExcerpt)],
+    ['error', lines(d.error)],
+    ['failed at', d.failedAt],
+    ['destination', d.destinationId],
+    ['source', d.sourceId],
+    ['message', d.messageId],
+    ['event type', printable(d.eventType)],
+    ['attempts', String(d.attempts)],
+    ['replayed at', orDash(d.replayedAt)],
+  ]);
+  return `${fields}\nbody:\n${printable(indentJson(d.body))}\n`;
+}
+
+export function deletionLine(r: DeletionRequest): string {
+  const notifications = `${r.notifications} notification${r.notifications === 1 ? '' : 's'}`;
+  const sources = r.sourceIds.length === 0 ? 'no sources' : `source${r.sourceIds.length === 1 ? '' : 's'} ${r.sourceIds.join(', ')}`;
+  return `deletion ${r.requestId}: ${notifications} for ${sources}\n`;
+}
+
+/**
+ * JSON text laid out two spaces per level, like JSON.stringify(value, null, 2), but token by
+ * token so that what is shown is what was sent: numbers beyond double precision and string
+ * escapes are kept as written. Text that is not JSON is returned as it is.
+ */
+export function indentJson(text: string): string {
+  try {
+    JSON.parse(text);
+  } catch {
+    return text;
+  }
+  let out = '';
+  let depth = 0;
+  const newline = (): string => `\n${'  '.repeat(depth)}`;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (c === '"') {
+      // Copy the whole string, escapes included.
+      let j = i + 1;
+      while (text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j;
+    } else if (c === '{' || c === '[') {
+      const rest = text.slice(i + 1).trimStart();
+      if (rest[0] === (c === '{' ? '}' : ']')) {
+        out += c === '{' ? '{}' : '[]';
+        i = text.length - rest.length;
+      } else {
+        depth++;
+        out += c + newline();
+      }
+    } else if (c === '}' || c === ']') {
+      depth--;
+      out += newline() + c;
+    } else if (c === ',') {
+      out += ',' + newline();
+    } else if (c === ':') {
+      out += ': ';
+    } else if (!/\s/.test(c)) {
+      out += c;
+    }
+  }
+  return out;
+}
+
+/**
+ * Text from outside (a webhook's answer, an event) made safe for a terminal: control
+ * characters other than newline and tab are shown as \u escapes instead of being sent raw.
+ */
+export function printable(s: string): string {
+  // eslint-disable-next-line no-control-regex
+  return s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

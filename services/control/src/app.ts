@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { requireBearerToken } from './auth.js';
 import type { ControlDeps } from './control-deps.js';
 import { openApiDocument } from './openapi.js';
+import { deadLetterRoutes } from './routes/dead-letters.js';
 import { deletionRoutes } from './routes/deletions.js';
 import { destinationRoutes } from './routes/destinations.js';
 import { sourceRoutes } from './routes/sources.js';
@@ -14,4 +15,5 @@ export function registerAdminApi(app: FastifyInstance, deps: ControlDeps, adminT
   sourceRoutes(app, deps);
   destinationRoutes(app, deps);
   deletionRoutes(app, deps);
+  deadLetterRoutes(app, deps);
 }

@@ -1,11 +1,14 @@
 import type { ConfigView } from '@switchyard/platform/config-view/config-view';
 import type { destinationSchemas } from './api-schemas.js';
 import type { ConfigStore } from './config-store.js';
-import type { Delete } from '@switchyard/platform/schemas/generated';
+import type { Delete, DeliveryTask } from '@switchyard/platform/schemas/generated';
+import type { DeadLetterIndex } from './dead-letter-index.js';
 
-/** Writes events into the pipeline's ingest topic (deletion notifications). */
+/** Writes records into the pipeline (deletion notifications, replayed tasks). */
 export interface EventWriter {
   writeDeletes(events: Delete[]): Promise<void>;
+  /** Writes delivery tasks to the delivery topic (dead-letter replay). */
+  writeTasks(tasks: DeliveryTask[]): Promise<void>;
 }
 
 /** What the admin routes need, passed in (tests give a fake clock). */
@@ -15,4 +18,5 @@ export interface ControlDeps {
   clock: () => number;
   destinationSchemas: ReturnType<typeof destinationSchemas>;
   events: EventWriter;
+  deadLetters: DeadLetterIndex;
 }

@@ -10,7 +10,8 @@ import { destinationSchemas } from './api-schemas.js';
 import { registerAdminApi } from './app.js';
 import { ConfigStore } from './config-store.js';
 import { applySeed, readSeed } from './seed.js';
-import type { Delete } from '@switchyard/platform/schemas/generated';
+import type { Delete, DeliveryTask } from '@switchyard/platform/schemas/generated';
+import { DeadLetterIndex } from './dead-letter-index.js';
 
 const configSchema = z.object({
   ...commonEnv,
@@ -20,14 +21,17 @@ const configSchema = z.object({
     try { return parseCidrs(text); } catch (err) { ctx.addIssue({ code: 'custom', message: (err as Error).message }); return z.NEVER; }
   }),
   SWITCHYARD_SEED_FILE: z.string().optional(),
+  /** Dead letters kept in memory for listing and replay (the topic keeps 30 days regardless). */
+  DEAD_LETTER_INDEX_MAX: z.coerce.number().int().min(1).default(100_000),
 });
 
 runMain('control', async () => {
   const config = loadConfig(configSchema);
   const runtime = createRuntime({ service: 'control', logLevel: config.LOG_LEVEL });
-  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, ['io.switchyard.config.Source', 'io.switchyard.config.Destination', 'io.switchyard.event.Delete']);
+  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, ['io.switchyard.config.Source', 'io.switchyard.config.Destination', 'io.switchyard.event.Delete', 'io.switchyard.pipeline.DeliveryTask']);
 
   const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'control' });
+  const deadLetters = new DeadLetterIndex({ kafka, codec, topic: topics.deadLetter, logger: runtime.logger, max: config.DEAD_LETTER_INDEX_MAX });
   runtime.readiness.set('config', false);
   const deps = {
     view,
@@ -40,12 +44,19 @@ runMain('control', async () => {
         if (events.length === 0) return;
         await producer.send({ topic: topics.ingest, acks: -1, messages: events.map((e) => ({ key: `${e.sourceId}:${e.userId}`, value: codec.encode('io.switchyard.event.Delete', e) })) });
       },
+      writeTasks: async (tasks: DeliveryTask[]) => {
+        if (tasks.length === 0) return;
+        await producer.send({ topic: topics.delivery, acks: -1, messages: tasks.map((t) => ({ key: `${t.destinationId}:${t.userKey}`, value: codec.encode('io.switchyard.pipeline.DeliveryTask', t) })) });
+      },
     },
+    deadLetters,
   };
   registerAdminApi(runtime.server, deps, config.SWITCHYARD_ADMIN_TOKEN);
   await runtime.listen(config.HOST, config.CONTROL_PORT);
   await view.start();
   runtime.lifecycle.onShutdown('config-view', () => view.stop());
+  await deadLetters.start();
+  runtime.lifecycle.onShutdown('dead-letter-index', () => deadLetters.stop());
 
   if (config.SWITCHYARD_SEED_FILE) {
     const result = await applySeed(readSeed(config.SWITCHYARD_SEED_FILE, process.env), deps);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { destinationSchemas, sourceCreate, sourcePatch } from './api-schemas.js';
+import { deadLetterQuery, replayRequest } from './routes/dead-letters.js';
 import { deletionRequest } from './routes/deletions.js';
 
 /**
@@ -29,6 +30,14 @@ export function openApiDocument(): Record<string, unknown> {
       schemas: {
         Error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, field: { type: 'string' } } },
         Source: { type: 'object', required: ['id', 'name', 'enabled', 'writeKeys', 'createdAt', 'updatedAt'], properties: { id: { type: 'string' }, name: { type: 'string' }, enabled: { type: 'boolean' }, writeKeys: { type: 'array', items: { type: 'string' } }, createdAt: iso, updatedAt: iso } },
+        DeadLetter: {
+          type: 'object',
+          properties: {
+            id: { type: 'string' }, reason: { type: 'string' }, status: { type: ['integer', 'null'] }, responseExcerpt: { type: ['string', 'null'] }, error: { type: ['string', 'null'] },
+            failedAt: iso, destinationId: { type: 'string' }, sourceId: { type: 'string' }, messageId: { type: 'string' }, eventType: { type: 'string' }, attempts: { type: 'integer' },
+            replayedAt: { type: ['string', 'null'], format: 'date-time' }, body: { type: 'string', description: 'GET /v1/dead-letters/{id} only' },
+          },
+        },
         Destination: {
           type: 'object', required: ['id', 'sourceId', 'name', 'type', 'enabled', 'settings', 'createdAt', 'updatedAt'],
           properties: {
@@ -67,6 +76,24 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'Request the deletion of a user: one delete notification per affected source (the named ones, or all) that has an enabled webhooks destination',
           requestBody: body(deletionRequest),
           responses: { 202: { description: 'Notifications written to the pipeline', content: { 'application/json': { schema: { type: 'object', properties: { requestId: { type: 'string' }, userId: { type: 'string' }, notifications: { type: 'integer' }, sourceIds: { type: 'array', items: { type: 'string' } } } } } } }, 400: errors[400], 401: errors[401] },
+        },
+      },
+      '/v1/dead-letters': {
+        get: {
+          summary: 'List dead letters, newest first (filters: destinationId, reason, since; limit ≤ 1000)',
+          parameters: Object.keys(deadLetterQuery.shape).map((name) => ({ name, in: 'query', required: false, schema: { type: name === 'limit' ? 'integer' : 'string' } })),
+          responses: { 200: { description: '{deadLetters: [...], total}', content: { 'application/json': { schema: { type: 'object', properties: { deadLetters: { type: 'array', items: { $ref: '#/components/schemas/DeadLetter' } }, total: { type: 'integer' } } } } } }, 400: errors[400], 401: errors[401] },
+        },
+      },
+      '/v1/dead-letters/{id}': {
+        parameters: idParam,
+        get: { summary: 'One dead letter, with the body that was being delivered', responses: { 200: json('DeadLetter', 'The dead letter (plus body)'), 401: errors[401], 404: errors[404] } },
+      },
+      '/v1/dead-letters/replay': {
+        post: {
+          summary: 'Re-enqueue dead letters as fresh delivery tasks',
+          requestBody: body(replayRequest),
+          responses: { 202: { description: 'Replayed', content: { 'application/json': { schema: { type: 'object', properties: { replayed: { type: 'array', items: { type: 'string' } }, notFound: { type: 'array', items: { type: 'string' } } } } } } }, 400: errors[400], 401: errors[401] },
         },
       },
       '/v1/destinations/{id}': {

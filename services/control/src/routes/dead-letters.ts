@@ -1,0 +1,53 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
+import { ApiError } from '../api-error.js';
+import { parseBody } from '../api-schemas.js';
+import type { ControlDeps } from '../control-deps.js';
+import type { IndexedDeadLetter } from '../dead-letter-index.js';
+
+export const deadLetterQuery = z.strictObject({
+  destinationId: z.string().min(1).optional(),
+  reason: z.string().min(1).optional(),
+  since: z.iso.datetime({ offset: true }).optional(),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+export const replayRequest = z.strictObject({ ids: z.array(z.string().min(1)).min(1, 'name at least one dead letter').max(10_000) });
+
+function view({ id, letter, replayedAt }: IndexedDeadLetter) {
+  return {
+    id, reason: letter.reason, status: letter.status, responseExcerpt: letter.responseExcerpt, error: letter.error,
+    failedAt: new Date(letter.failedAt).toISOString(), destinationId: letter.task.destinationId, sourceId: letter.task.sourceId,
+    messageId: letter.task.messageId, eventType: letter.task.eventType, attempts: letter.task.attempt,
+    replayedAt: replayedAt === null ? null : new Date(replayedAt).toISOString(),
+  };
+}
+
+/** Dead letters: list and inspect them, and replay chosen ones as fresh delivery tasks. */
+export function deadLetterRoutes(app: FastifyInstance, { deadLetters, events, clock }: ControlDeps): void {
+  app.get('/v1/dead-letters', async (req) => {
+    const q = parseBody(deadLetterQuery, req.query);
+    const { items, total } = deadLetters.query({ destinationId: q.destinationId, reason: q.reason, since: q.since ? Date.parse(q.since) : undefined, limit: q.limit });
+    return { deadLetters: items.map(view), total };
+  });
+
+  app.get<{ Params: { id: string } }>('/v1/dead-letters/:id', async (req) => {
+    const entry = deadLetters.get(req.params.id);
+    if (!entry) throw new ApiError(404, 'DEAD_LETTER_NOT_FOUND', `no dead letter ${JSON.stringify(req.params.id)}`);
+    return { ...view(entry), body: entry.letter.task.body };
+  });
+
+  app.post('/v1/dead-letters/replay', async (req, reply) => {
+    const { ids } = parseBody(replayRequest, req.body);
+    const now = clock();
+    const found = [...new Set(ids)].map((id) => deadLetters.get(id)).filter((e): e is IndexedDeadLetter => e !== undefined);
+    // A fresh task: new attempts, new deadline, every URL of the destination as it is configured now.
+    const tasks: DeliveryTask[] = found.map(({ letter }) => ({
+      ...letter.task, createdAt: now, attempt: 0, firstAttemptAt: null, deadline: null, notBefore: null, pendingUrls: null, lastStatus: null, lastError: null,
+    }));
+    await events.writeTasks(tasks);
+    for (const { id } of found) deadLetters.markReplayed(id, now);
+    const replayed = new Set(found.map((e) => e.id));
+    return reply.code(202).send({ replayed: [...replayed], notFound: ids.filter((id) => !replayed.has(id)) });
+  });
+}
