@@ -2,7 +2,8 @@
 // buildProgram wires them into commander, so a new resource is one more entry in `groups`.
 import { Command, Option, type OptionValues } from 'commander';
 import { AdminClient } from './admin-client.js';
-import { destinationBlock, destinationTable, sourceBlock, sourceTable } from './format.js';
+import { deadLetterBlock, deadLetterTable, deletionLine, destinationBlock, destinationTable, sourceBlock, sourceTable } from './format.js';
+import { parseSince } from './since.js';
 import { FlagError, webhooksFromFlags, type WebhookFlags } from './webhook-options.js';
 
 export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8081';
@@ -11,6 +12,21 @@ export const DEFAULT_ADMIN_URL = 'http://127.0.0.1:8081';
 export interface Output {
   json: unknown;
   text: string;
+  /** Written to stderr after the output, with or without --json. */
+  warning?: string;
+  /** Exit code when the API call succeeded but the command did not do what was asked. */
+  exitCode?: number;
+}
+
+/** Thrown after a command has printed its output, to end with a non-zero exit code. */
+export class CommandExit extends Error {
+  readonly exitCode: number;
+
+  constructor(exitCode: number) {
+    super(`exit code ${exitCode}`);
+    this.name = 'CommandExit';
+    this.exitCode = exitCode;
+  }
 }
 
 export interface ActionContext {
@@ -18,12 +34,16 @@ export interface ActionContext {
   client(): AdminClient;
   /** Reports a usage error (exit code 2); never returns. */
   usage(message: string): never;
+  /** The current time, for flags relative to it (--since 1h). */
+  now(): Date;
 }
 
 export interface LeafSpec {
   /** Name and arguments, as commander takes them: 'update <id>'. */
   usage: string;
   summary: string;
+  /** Shown after the options in --help. */
+  help?: string;
   /** A factory, so every program gets its own Option objects. */
   options?: () => Option[];
   // A method, so each spec may declare the exact shape of its options.
@@ -41,6 +61,7 @@ export interface ProgramIo {
   stdout: (s: string) => void;
   stderr: (s: string) => void;
   fetch: typeof fetch;
+  now: () => Date;
 }
 
 const enableOptions = (what: string): Option[] => [
@@ -227,7 +248,83 @@ const destinations: GroupSpec = {
   ],
 };
 
-export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations];
+const deadLetters: GroupSpec = {
+  name: 'dead-letters',
+  summary: 'inspect and replay deliveries that failed for good',
+  commands: [
+    {
+      usage: 'list',
+      summary: 'list dead letters, newest first',
+      options: () => [
+        new Option('--destination <id>', "only this destination's dead letters"),
+        new Option('--reason <reason>', 'only dead letters with this reason'),
+        new Option('--since <time>', 'only those that failed since an ISO time (local time without an offset) or a duration ago: 30m, 1h, 2d'),
+        new Option('--limit <n>', 'at most this many (the API defaults to 100)'),
+      ],
+      async run(ctx, _args, opts: { destination?: string; reason?: string; since?: string; limit?: string }) {
+        let since: string | undefined;
+        try {
+          since = opts.since === undefined ? undefined : parseSince(opts.since, ctx.now());
+        } catch (err) {
+          if (err instanceof FlagError) return ctx.usage(err.message);
+          throw err;
+        }
+        if (opts.limit !== undefined && !/^[1-9]\d*$/.test(opts.limit.trim())) ctx.usage(`--limit must be a positive whole number; got "${opts.limit}"`);
+        const body = await ctx.client().listDeadLetters({
+          destinationId: opts.destination,
+          reason: opts.reason,
+          since,
+          limit: opts.limit === undefined ? undefined : Number(opts.limit),
+        });
+        return { json: body, text: deadLetterTable(body) };
+      },
+    },
+    {
+      usage: 'get <id>',
+      summary: 'show a dead letter and the body that was being delivered',
+      async run(ctx, [id = '']) {
+        const body = await ctx.client().getDeadLetter(id);
+        return { json: body, text: deadLetterBlock(body) };
+      },
+    },
+    {
+      usage: 'replay <id...>',
+      summary: 'deliver dead letters again, as fresh delivery tasks',
+      help: [
+        '',
+        'Prints how many were replayed. Ids that are not dead letters are named on stderr:',
+        'the exit code is 0 when at least one was replayed (the others are a warning), and 1',
+        'when none was found.',
+      ].join('\n'),
+      async run(ctx, ids) {
+        const body = await ctx.client().replayDeadLetters(ids);
+        const missing = body.notFound.join(', ');
+        const out: Output = { json: body, text: `replayed ${body.replayed.length}\n` };
+        if (body.replayed.length === 0) return { ...out, warning: `error: no such dead letter, nothing replayed: ${missing}\n`, exitCode: 1 };
+        if (body.notFound.length > 0) return { ...out, warning: `warning: not found, not replayed: ${missing}\n` };
+        return out;
+      },
+    },
+  ],
+};
+
+const deletions: GroupSpec = {
+  name: 'deletions',
+  summary: "request the deletion of a user's data",
+  commands: [
+    {
+      usage: 'request <userId>',
+      summary: "notify the destinations to delete a user's data",
+      options: () => [new Option('--source <id>', "only this source's destinations; repeatable (default: all sources)").argParser(collect)],
+      async run(ctx, [userId = ''], opts: { source?: string[] }) {
+        const body = await ctx.client().requestDeletion({ userId, ...(opts.source === undefined ? {} : { sourceIds: opts.source }) });
+        return { json: body, text: deletionLine(body) };
+      },
+    },
+  ],
+};
+
+export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations, deadLetters, deletions];
 
 /**
  * The commander program for one invocation. It never exits the process: errors are thrown as
@@ -252,6 +349,7 @@ export function buildProgram(io: ProgramIo): Command {
     for (const leaf of group.commands) {
       const command = groupCommand.command(leaf.usage).description(leaf.summary);
       for (const option of leaf.options?.() ?? []) command.addOption(option);
+      if (leaf.help !== undefined) command.addHelpText('after', leaf.help);
       command.option('--json', "print the API's JSON response instead of the readable form");
       command.action(async () => {
         const ctx = actionContext(program, command, io);
@@ -259,6 +357,8 @@ export function buildProgram(io: ProgramIo): Command {
         const json = program.opts<{ json?: boolean }>().json === true || command.opts<{ json?: boolean }>().json === true;
         if (!json) io.stdout(out.text);
         else if (out.json !== undefined) io.stdout(`${JSON.stringify(out.json, null, 2)}\n`);
+        if (out.warning !== undefined) io.stderr(out.warning);
+        if (out.exitCode !== undefined && out.exitCode !== 0) throw new CommandExit(out.exitCode);
       });
     }
   }
@@ -269,6 +369,7 @@ function actionContext(program: Command, command: Command, io: ProgramIo): Actio
   const usage = (message: string): never => command.error(`error: ${message}`, { exitCode: 2, code: 'switchyard.usage' });
   return {
     usage,
+    now: io.now,
     client() {
       const globals = program.opts<{ url?: string; token?: string }>();
       // An empty variable counts as unset, as `export VAR=` usually means "no value".

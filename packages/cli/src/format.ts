@@ -165,6 +165,5 @@ export function indentJson(text: string): string {
  * characters other than newline and tab are shown as \u escapes instead of being sent raw.
  */
 export function printable(s: string): string {
-  // eslint-disable-next-line no-control-regex
   return s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }

@@ -2,13 +2,15 @@
 // tests (and embedders) can drive it without a process of its own.
 import { CommanderError } from 'commander';
 import { AdminApiError, AdminConnectionError } from './admin-client.js';
-import { buildProgram } from './commands.js';
+import { buildProgram, CommandExit } from './commands.js';
 
 export interface RunIo {
   env?: NodeJS.ProcessEnv;
   stdout?: (s: string) => void;
   stderr?: (s: string) => void;
   fetch?: typeof fetch;
+  /** The clock for times relative to now (--since 1h). */
+  now?: () => Date;
 }
 
 /**
@@ -22,12 +24,15 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     stdout: io.stdout ?? ((s: string) => void process.stdout.write(s)),
     stderr,
     fetch: io.fetch ?? globalThis.fetch,
+    now: io.now ?? (() => new Date()),
   });
   try {
     await program.parseAsync(argv, { from: 'user' });
     return 0;
   } catch (err) {
     // Commander has already printed its message; exit code 0 means help was asked for.
+    // The command has printed its output and says why it did not succeed.
+    if (err instanceof CommandExit) return err.exitCode;
     if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
     if (err instanceof AdminApiError) {
       stderr(`error ${err.code}: ${err.message}${err.field === undefined ? '' : ` (field: ${err.field})`}\n`);
