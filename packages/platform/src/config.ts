@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
+import { parseCidrs } from './net/address-policy.js';
 
 /**
  * Environment parsing: each service declares one zod object of the variables it reads, parses it
@@ -43,6 +44,10 @@ export const env = {
     const ms = parseDuration(s);
     if (ms === undefined) { ctx.addIssue({ code: 'custom', message: 'expected a duration like 500ms, 10s, 1m or 4h' }); return z.NEVER; }
     return ms;
+  }),
+  /** Comma-separated CIDRs (the SSRF allow-list); a bare address is a /32 or /128. */
+  cidrs: () => z.string().default('').transform((text, ctx) => {
+    try { return parseCidrs(text); } catch (err) { ctx.addIssue({ code: 'custom', message: (err as Error).message }); return z.NEVER; }
   }),
   topicPrefix: () => z.string().regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only').default('switchyard.'),
 };

@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
 import { ConfigView } from '@switchyard/platform/config-view/config-view';
-import { AddressPolicy, parseCidrs } from '@switchyard/platform/net/address-policy';
+import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { connectPipeline } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { destinationSchemas } from './api-schemas.js';
@@ -17,9 +17,7 @@ const configSchema = z.object({
   ...commonEnv,
   CONTROL_PORT: env.port(8081),
   SWITCHYARD_ADMIN_TOKEN: z.string().min(16, 'the admin token must be at least 16 characters'),
-  SWITCHYARD_ALLOWED_CIDRS: z.string().default('').transform((text, ctx) => {
-    try { return parseCidrs(text); } catch (err) { ctx.addIssue({ code: 'custom', message: (err as Error).message }); return z.NEVER; }
-  }),
+  SWITCHYARD_ALLOWED_CIDRS: env.cidrs(),
   SWITCHYARD_SEED_FILE: z.string().optional(),
   /** Dead letters kept in memory for listing and replay (the topic keeps 30 days regardless). */
   DEAD_LETTER_INDEX_MAX: z.coerce.number().int().min(1).default(100_000),

@@ -7,7 +7,7 @@ import { ConfigView } from '@switchyard/platform/config-view/config-view';
 import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import { createConsumer } from '@switchyard/platform/kafka/client';
 import { connectClient } from '@switchyard/platform/kafka/connect';
-import { AddressPolicy, parseCidrs } from '@switchyard/platform/net/address-policy';
+import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { connectPipeline } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { CircuitBreaker } from './circuit-breaker.js';
@@ -22,9 +22,7 @@ const configSchema = z.object({
   SWITCHYARD_RETRY_TIERS: topicEnv.SWITCHYARD_RETRY_TIERS,
   DELIVERY_PORT: env.port(8083),
   SWITCHYARD_RETRY_DEADLINE: env.duration('4h'),
-  SWITCHYARD_ALLOWED_CIDRS: z.string().default('').transform((text, ctx) => {
-    try { return parseCidrs(text); } catch (err) { ctx.addIssue({ code: 'custom', message: (err as Error).message }); return z.NEVER; }
-  }),
+  SWITCHYARD_ALLOWED_CIDRS: env.cidrs(),
   DELIVERY_TIMEOUT: env.duration('5s'),
   /** The product token of the User-Agent header; `/1.0` is appended. */
   DELIVERY_USER_AGENT: z.string().regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, 'an HTTP token').default('Switchyard'),
