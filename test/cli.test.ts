@@ -95,6 +95,14 @@ describe('switchyard CLI against the real control service', () => {
     assert.equal((await cli('destinations', 'get', dest.id)).code, 1);
   });
 
+  it('deletions: request a user\'s deletion (notifications for sources with enabled webhooks)', async () => {
+    const source = await cliJson('sources', 'create', 'Deletion owner');
+    await cliJson('destinations', 'create', '--source', source.id, '--url', 'https://d.example.com/in');
+    const res = await cli('deletions', 'request', 'user-to-forget', '--source', source.id);
+    assert.equal(res.code, 0, res.stderr);
+    assert.match(res.stdout, new RegExp(`deletion del_[0-9a-f]+: 1 notification for source ${source.id}`));
+  });
+
   it('a wrong token exits 1 with UNAUTHORIZED; the installed entry point runs as a process', async () => {
     let stderr = '';
     const code = await run(['sources', 'list'], { env: { SWITCHYARD_ADMIN_URL: control.url, SWITCHYARD_ADMIN_TOKEN: 'wrong-token-wrong-token' }, stdout: () => undefined, stderr: (s) => { stderr += s; } });

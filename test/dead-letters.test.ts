@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { run } from '@switchyard/cli';
 import { topicNames } from '@switchyard/platform/kafka/topics';
 import { makeDestination, makeSource, writeConfig } from './support/config.js';
 import { requestJson } from './support/http.js';
@@ -73,5 +74,23 @@ describe('dead letters: list, inspect, replay', () => {
     const after = await api('GET', `/v1/dead-letters/${letters[0]!.id}`);
     assert.ok(after.body.replayedAt !== null);
     assert.equal(receiver.forMessage(letters[1]!.messageId as string).length, 1, 'the other one was not replayed');
+
+    // The same through the CLI: list as JSON, then replay the second letter.
+    const cli = async (...argv: string[]) => {
+      let stdout = '';
+      let stderr = '';
+      const code = await run(argv, { env: { SWITCHYARD_ADMIN_URL: control.url, SWITCHYARD_ADMIN_TOKEN: token }, stdout: (t) => { stdout += t; }, stderr: (t) => { stderr += t; } });
+      return { code, stdout, stderr };
+    };
+    const listed = await cli('--json', 'dead-letters', 'list', '--destination', destination.id, '--since', '1h');
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.equal(JSON.parse(listed.stdout).total, 2);
+    const table = await cli('dead-letters', 'list', '--reason', 'permanent_status');
+    assert.match(table.stdout, /2 of 2 dead letters/);
+    const replayed = await cli('dead-letters', 'replay', letters[1]!.id as string);
+    assert.equal(replayed.code, 0, replayed.stderr);
+    assert.match(replayed.stdout, /replayed 1/);
+    await receiver.waitFor(() => receiver.forMessage(letters[1]!.messageId as string).length === 2);
+    assert.equal((await cli('dead-letters', 'replay', 'no-such-id')).code, 1);
   });
 });

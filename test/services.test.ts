@@ -7,6 +7,7 @@ import { runOnce, spawnService, waitForHttp } from '../tools/stack/services.js';
 import { testStack, uniquePrefix } from './support/stack.js';
 
 const services = [
+  { name: 'control', portVar: 'CONTROL_PORT' },
   { name: 'ingest', portVar: 'INGEST_PORT' },
   { name: 'fanout', portVar: 'FANOUT_PORT' },
   { name: 'delivery', portVar: 'DELIVERY_PORT' },
@@ -15,7 +16,7 @@ const services = [
 describe('services start, report health and stop cleanly', () => {
   const { brokers, registryUrl } = testStack();
   const prefix = uniquePrefix('svc');
-  const env = { KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registryUrl, SWITCHYARD_TOPIC_PREFIX: prefix, LOG_LEVEL: 'info' };
+  const env = { KAFKA_BROKERS: brokers, SCHEMA_REGISTRY_URL: registryUrl, SWITCHYARD_TOPIC_PREFIX: prefix, LOG_LEVEL: 'info', SWITCHYARD_ADMIN_TOKEN: 'services-test-admin-token' };
 
   it('setup creates the topics and registers the schemas, twice without error', async () => {
     await runOnce('setup', { env });

@@ -19,6 +19,24 @@ describe('AdminClient', () => {
     assert.equal(api.requests.at(-1)?.path, '/admin/v1/sources');
   });
 
+  it('encodes the dead-letter filters as a query, leaving out what is not given', async () => {
+    const client = new AdminClient({ baseUrl: api.url, token: 't' });
+    api.on('GET', '/v1/dead-letters?reason=a%26b+c&since=2025-01-02T03%3A04%3A05.000%2B02%3A00&limit=5', { status: 200, body: { deadLetters: [], total: 3 } });
+    assert.deepEqual(await client.listDeadLetters({ reason: 'a&b c', since: '2025-01-02T03:04:05.000+02:00', limit: 5 }), { deadLetters: [], total: 3 });
+    assert.equal(api.requests.at(-1)?.path, '/v1/dead-letters?reason=a%26b+c&since=2025-01-02T03%3A04%3A05.000%2B02%3A00&limit=5');
+  });
+
+  it('sends the replay ids and the deletion request as JSON bodies', async () => {
+    const client = new AdminClient({ baseUrl: api.url, token: 't' });
+    api.on('POST', '/v1/dead-letters/replay', { status: 202, body: { replayed: ['a'], notFound: [] } });
+    assert.deepEqual(await client.replayDeadLetters(['a']), { replayed: ['a'], notFound: [] });
+    assert.deepEqual(api.requests.at(-1)?.body, { ids: ['a'] });
+    const created = { requestId: 'del_1', userId: 'u', notifications: 0, sourceIds: [] };
+    api.on('POST', '/v1/deletions', { status: 202, body: created });
+    assert.deepEqual(await client.requestDeletion({ userId: 'u' }), created);
+    assert.deepEqual(api.requests.at(-1)?.body, { userId: 'u' });
+  });
+
   it('throws AdminApiError with the status, code, message and field', async () => {
     api.on('PATCH', '/v1/destinations/d', { status: 400, body: { code: 'INVALID_URL', message: 'bad', field: 'settings.webhooks[0].url' } });
     const client = new AdminClient({ baseUrl: api.url, token: 't' });

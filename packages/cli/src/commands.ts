@@ -46,7 +46,8 @@ export interface LeafSpec {
   help?: string;
   /** A factory, so every program gets its own Option objects. */
   options?: () => Option[];
-  // A method, so each spec may declare the exact shape of its options.
+  // A method, so each spec may declare the exact shape of its options. args holds the
+  // arguments in order, the values of a variadic last one (<id...>) spread at the end.
   run(ctx: ActionContext, args: string[], opts: OptionValues): Promise<Output>;
 }
 
@@ -314,7 +315,7 @@ const deletions: GroupSpec = {
   commands: [
     {
       usage: 'request <userId>',
-      summary: "notify the destinations to delete a user's data",
+      summary: "send a delete notification for a user through every source's destinations, or --source ones",
       options: () => [new Option('--source <id>', "only this source's destinations; repeatable (default: all sources)").argParser(collect)],
       async run(ctx, [userId = ''], opts: { source?: string[] }) {
         const body = await ctx.client().requestDeletion({ userId, ...(opts.source === undefined ? {} : { sourceIds: opts.source }) });
@@ -353,7 +354,9 @@ export function buildProgram(io: ProgramIo): Command {
       command.option('--json', "print the API's JSON response instead of the readable form");
       command.action(async () => {
         const ctx = actionContext(program, command, io);
-        const out = await leaf.run(ctx, command.processedArgs as string[], command.opts());
+        // A variadic argument (<id...>) arrives as one array: spread it, so args is flat.
+        const args = (command.processedArgs as (string | string[])[]).flat();
+        const out = await leaf.run(ctx, args, command.opts());
         const json = program.opts<{ json?: boolean }>().json === true || command.opts<{ json?: boolean }>().json === true;
         if (!json) io.stdout(out.text);
         else if (out.json !== undefined) io.stdout(`${JSON.stringify(out.json, null, 2)}\n`);

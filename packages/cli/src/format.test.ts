@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { block, table } from './format.js';
+import type { DeadLetter } from './admin-client.js';
+import { block, deadLetterTable, deletionLine, indentJson, printable, table } from './format.js';
 
 describe('table', () => {
   it('pads every column but the last to its widest cell', () => {
@@ -15,5 +16,45 @@ describe('table', () => {
 describe('block', () => {
   it('aligns values and continues multi-value fields on indented lines', () => {
     assert.equal(block([['id', '1'], ['keys', ['a', 'b']], ['none', []]]), 'id:   1\nkeys: a\n      b\nnone: (none)\n');
+  });
+});
+
+describe('indentJson', () => {
+  it('lays JSON out like JSON.stringify(v, null, 2)', () => {
+    const value = { a: [1, { b: 'x, y: {z}' }, [], {}], c: null, d: { e: true } };
+    assert.equal(indentJson(JSON.stringify(value)), JSON.stringify(value, null, 2));
+    assert.equal(indentJson(' [ ] '), '[]');
+    assert.equal(indentJson('"s"'), '"s"');
+  });
+
+  it('keeps numbers and string escapes as written', () => {
+    assert.equal(indentJson('{"n":1e400,"big":12345678901234567890,"s":"\\u00e9\\\\\\""}'), '{\n  "n": 1e400,\n  "big": 12345678901234567890,\n  "s": "\\u00e9\\\\\\""\n}');
+  });
+
+  it('returns text that is not JSON as it is', () => {
+    assert.equal(indentJson('{"a":'), '{"a":');
+    assert.equal(indentJson(''), '');
+  });
+});
+
+describe('printable', () => {
+  it('escapes control characters but newline and tab', () => {
+    assert.equal(printable('a\u001b[2Jb\tc\nd\re\u009bf\u007f'), 'a\\u001b[2Jb\tc\nd\\u000de\\u009bf\\u007f');
+  });
+});
+
+describe('deadLetterTable', () => {
+  it('says how many of how many, in the singular for one', () => {
+    const d: DeadLetter = {
+      id: 'dl_1', reason: 'r', status: 500, responseExcerpt: null, error: null, failedAt: 't', destinationId: 'dst_1',
+      sourceId: 'src_1', messageId: 'm', eventType: 'track', attempts: 3, replayedAt: null,
+    };
+    assert.equal(deadLetterTable({ deadLetters: [d], total: 1 }).split('\n').at(-2), '1 of 1 dead letter');
+  });
+});
+
+describe('deletionLine', () => {
+  it('names the sources it notified', () => {
+    assert.equal(deletionLine({ requestId: 'del_1', userId: 'u', notifications: 3, sourceIds: ['a', 'b', 'c'] }), 'deletion del_1: 3 notifications for sources a, b, c\n');
   });
 });

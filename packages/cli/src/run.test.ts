@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import type { Destination, Source } from './admin-client.js';
+import type { DeadLetter, DeadLetterDetail, Destination, Source } from './admin-client.js';
 import { run } from './run.js';
 import { startFakeAdminApi, type FakeAdminApi } from './test-support/fake-admin-api.js';
 
@@ -32,6 +32,24 @@ const destination: Destination = {
   updatedAt: '2025-01-02T03:04:06.000Z',
 };
 
+const deadLetter: DeadLetter = {
+  id: 'dl_1',
+  reason: 'retries_exhausted',
+  status: 503,
+  responseExcerpt: 'Service Unavailable',
+  error: null,
+  failedAt: '2025-01-09T10:00:00.000Z',
+  destinationId: 'dst_1',
+  sourceId: 'src_1',
+  messageId: 'msg_1',
+  eventType: 'track',
+  attempts: 8,
+  replayedAt: null,
+};
+
+/** The clock the CLI sees in these tests, for --since durations. */
+const NOW = new Date('2025-01-10T12:00:00.000Z');
+
 let api: FakeAdminApi;
 
 interface Result {
@@ -44,7 +62,7 @@ interface Result {
 async function cli(argv: string[], env: NodeJS.ProcessEnv = { SWITCHYARD_ADMIN_URL: api.url, SWITCHYARD_ADMIN_TOKEN: TOKEN }): Promise<Result> {
   let stdout = '';
   let stderr = '';
-  const code = await run(argv, { env, stdout: (s) => void (stdout += s), stderr: (s) => void (stderr += s) });
+  const code = await run(argv, { env, stdout: (s) => void (stdout += s), stderr: (s) => void (stderr += s), now: () => NOW });
   // Whatever happens, the token must never be printed.
   assert.doesNotMatch(stdout + stderr, new RegExp(TOKEN));
   return { code, stdout, stderr };
@@ -301,6 +319,192 @@ describe('destinations', () => {
     ok(r);
     sent('DELETE', '/v1/destinations/dst_1');
     assert.equal(r.stdout, 'deleted destination dst_1\n');
+  });
+});
+
+describe('dead-letters', () => {
+  const second: DeadLetter = { ...deadLetter, id: 'dl_22', reason: 'invalid_response', status: null, responseExcerpt: null, error: 'ECONNRESET', attempts: 1, replayedAt: '2025-01-10T11:00:00.000Z' };
+
+  it('list prints a table and how many of how many were shown', async () => {
+    api.on('GET', '/v1/dead-letters', { status: 200, body: { deadLetters: [deadLetter, second], total: 7 } });
+    const r = await cli(['dead-letters', 'list']);
+    ok(r);
+    sent('GET', '/v1/dead-letters');
+    assert.equal(
+      r.stdout,
+      [
+        'ID     FAILED-AT                 DESTINATION  REASON             STATUS  ATTEMPTS  REPLAYED',
+        'dl_1   2025-01-09T10:00:00.000Z  dst_1        retries_exhausted  503     8         -',
+        'dl_22  2025-01-09T10:00:00.000Z  dst_1        invalid_response   -       1         2025-01-10T11:00:00.000Z',
+        '2 of 7 dead letters',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('list sends every filter, --since a duration counted back from now', async () => {
+    const path = '/v1/dead-letters?destinationId=dst+1%2Fa&reason=retries_exhausted&since=2025-01-08T12%3A00%3A00.000Z&limit=20';
+    api.on('GET', path, { status: 200, body: { deadLetters: [], total: 0 } });
+    const r = await cli(['dead-letters', 'list', '--destination', 'dst 1/a', '--reason', 'retries_exhausted', '--since', '2d', '--limit', '20']);
+    ok(r);
+    sent('GET', path);
+    assert.equal(r.stdout, 'ID  FAILED-AT  DESTINATION  REASON  STATUS  ATTEMPTS  REPLAYED\n0 of 0 dead letters\n');
+    for (const [since, sent] of [['30m', '2025-01-10T11:30:00.000Z'], ['1h', '2025-01-10T11:00:00.000Z'], ['2025-01-02T03:04:05+02:00', '2025-01-02T01:04:05.000Z']]) {
+      api.requests.length = 0;
+      await cli(['dead-letters', 'list', '--since', since as string]);
+      assert.equal(api.only().path, `/v1/dead-letters?since=${encodeURIComponent(sent as string)}`);
+    }
+  });
+
+  it('list --json prints the response as is', async () => {
+    const body = { deadLetters: [deadLetter], total: 1 };
+    api.on('GET', '/v1/dead-letters?limit=1', { status: 200, body });
+    const r = await cli(['dead-letters', 'list', '--limit', '1', '--json']);
+    ok(r);
+    assert.equal(r.stdout, `${JSON.stringify(body, null, 2)}\n`);
+  });
+
+  it('list refuses a bad --since or --limit without sending anything', async () => {
+    for (const argv of [['--since', 'yesterday'], ['--since', '2h30m'], ['--since', '1'], ['--since', '2025-13-01'], ['--limit', '0'], ['--limit', 'ten'], ['--limit', '1.5']]) {
+      const r = await cli(['dead-letters', 'list', ...argv]);
+      assert.equal(r.code, 2, argv.join(' '));
+      assert.match(r.stderr, /^error: --(since|limit) /);
+    }
+    assert.equal(api.requests.length, 0);
+  });
+
+  it('get shows the fields, then the body laid out as it was sent', async () => {
+    const detail: DeadLetterDetail = {
+      ...second,
+      responseExcerpt: 'line one\r\nline two\u001b[31m',
+      body: '{"type":"track","n":12345678901234567890,"s":"a\\u00e9\\"b","props":{"list":[1,{}],"empty":[]}}',
+    };
+    api.on('GET', '/v1/dead-letters/dl%2F1', { status: 200, body: detail });
+    const r = await cli(['dead-letters', 'get', 'dl/1']);
+    ok(r);
+    sent('GET', '/v1/dead-letters/dl%2F1');
+    assert.equal(
+      r.stdout,
+      [
+        'id:          dl_22',
+        'reason:      invalid_response',
+        'status:      -',
+        'response:    line one',
+        '             line two\\u001b[31m',
+        'error:       ECONNRESET',
+        'failed at:   2025-01-09T10:00:00.000Z',
+        'destination: dst_1',
+        'source:      src_1',
+        'message:     msg_1',
+        'event type:  track',
+        'attempts:    1',
+        'replayed at: 2025-01-10T11:00:00.000Z',
+        '',
+        'body:',
+        '{',
+        '  "type": "track",',
+        '  "n": 12345678901234567890,',
+        '  "s": "a\\u00e9\\"b",',
+        '  "props": {',
+        '    "list": [',
+        '      1,',
+        '      {}',
+        '    ],',
+        '    "empty": []',
+        '  }',
+        '}',
+        '',
+      ].join('\n'),
+    );
+    const j = await cli(['dead-letters', 'get', 'dl/1', '--json']);
+    assert.deepEqual(JSON.parse(j.stdout), detail);
+  });
+
+  it('get of an unknown id exits 1 with the API error', async () => {
+    api.on('GET', '/v1/dead-letters/nope', { status: 404, body: { code: 'DEAD_LETTER_NOT_FOUND', message: 'no dead letter "nope"' } });
+    const r = await cli(['dead-letters', 'get', 'nope']);
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    assert.equal(r.stderr, 'error DEAD_LETTER_NOT_FOUND: no dead letter "nope"\n');
+  });
+
+  it('replay sends the ids and prints how many were replayed', async () => {
+    api.on('POST', '/v1/dead-letters/replay', { status: 202, body: { replayed: ['dl_1', 'dl_22'], notFound: [] } });
+    const r = await cli(['dead-letters', 'replay', 'dl_1', 'dl_22']);
+    ok(r);
+    sent('POST', '/v1/dead-letters/replay', { ids: ['dl_1', 'dl_22'] });
+    assert.equal(r.stdout, 'replayed 2\n');
+  });
+
+  it('replay exits 0 with a warning when some ids were not found', async () => {
+    const body = { replayed: ['dl_1'], notFound: ['dl_8', 'dl_9'] };
+    api.on('POST', '/v1/dead-letters/replay', { status: 202, body });
+    const r = await cli(['dead-letters', 'replay', 'dl_1', 'dl_8', 'dl_9']);
+    assert.equal(r.code, 0);
+    assert.equal(r.stdout, 'replayed 1\n');
+    assert.equal(r.stderr, 'warning: not found, not replayed: dl_8, dl_9\n');
+    const j = await cli(['--json', 'dead-letters', 'replay', 'dl_1', 'dl_8', 'dl_9']);
+    assert.equal(j.code, 0);
+    assert.deepEqual(JSON.parse(j.stdout), body);
+    assert.equal(j.stderr, 'warning: not found, not replayed: dl_8, dl_9\n');
+  });
+
+  it('replay exits 1 when none of the ids was found', async () => {
+    const body = { replayed: [], notFound: ['dl_8'] };
+    api.on('POST', '/v1/dead-letters/replay', { status: 202, body });
+    const r = await cli(['dead-letters', 'replay', 'dl_8']);
+    assert.equal(r.code, 1);
+    sent('POST', '/v1/dead-letters/replay', { ids: ['dl_8'] });
+    assert.equal(r.stdout, 'replayed 0\n');
+    assert.equal(r.stderr, 'error: no such dead letter, nothing replayed: dl_8\n');
+    const j = await cli(['dead-letters', 'replay', 'dl_8', '--json']);
+    assert.equal(j.code, 1);
+    assert.deepEqual(JSON.parse(j.stdout), body);
+  });
+
+  it('replay needs at least one id, and its help tells the exit codes', async () => {
+    const r = await cli(['dead-letters', 'replay']);
+    assert.equal(r.code, 2);
+    assert.match(r.stderr, /missing required argument 'id'/);
+    assert.equal(api.requests.length, 0);
+    const h = await cli(['dead-letters', 'replay', '--help']);
+    assert.equal(h.code, 0);
+    assert.match(h.stdout, /exit code is 0 when at least one was replayed[\s\S]*1\s+when none was found/);
+  });
+});
+
+describe('deletions', () => {
+  it('request sends the user and each --source, and prints a summary', async () => {
+    const body = { requestId: 'del_1', userId: 'user 1', notifications: 2, sourceIds: ['src_1', 'src_2'] };
+    api.on('POST', '/v1/deletions', { status: 202, body });
+    const r = await cli(['deletions', 'request', 'user 1', '--source', 'src_1', '--source', 'src_2']);
+    ok(r);
+    sent('POST', '/v1/deletions', { userId: 'user 1', sourceIds: ['src_1', 'src_2'] });
+    assert.equal(r.stdout, 'deletion del_1: 2 notifications for sources src_1, src_2\n');
+    const j = await cli(['--json', 'deletions', 'request', 'user 1', '--source', 'src_1', '--source', 'src_2']);
+    ok(j);
+    assert.deepEqual(JSON.parse(j.stdout), body);
+  });
+
+  it('request without --source leaves sourceIds out (all sources)', async () => {
+    api.on('POST', '/v1/deletions', { status: 202, body: { requestId: 'del_2', userId: 'u', notifications: 1, sourceIds: ['src_1'] } });
+    const r = await cli(['deletions', 'request', 'u']);
+    ok(r);
+    sent('POST', '/v1/deletions', { userId: 'u' });
+    assert.equal(r.stdout, 'deletion del_2: 1 notification for source src_1\n');
+    api.reset();
+    api.on('POST', '/v1/deletions', { status: 202, body: { requestId: 'del_3', userId: 'u', notifications: 0, sourceIds: [] } });
+    assert.equal((await cli(['deletions', 'request', 'u'])).stdout, 'deletion del_3: 0 notifications for no sources\n');
+  });
+
+  it('request exits 2 without a user and 1 on an API error', async () => {
+    const r = await cli(['deletions', 'request']);
+    assert.equal(r.code, 2);
+    assert.equal(api.requests.length, 0);
+    api.on('POST', '/v1/deletions', { status: 400, body: { code: 'UNKNOWN_SOURCE', message: 'no source "src_x"', field: 'sourceIds' } });
+    const e = await cli(['deletions', 'request', 'u', '--source', 'src_x']);
+    assert.equal(e.code, 1);
+    assert.equal(e.stderr, 'error UNKNOWN_SOURCE: no source "src_x" (field: sourceIds)\n');
   });
 });
 

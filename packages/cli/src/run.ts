@@ -15,7 +15,8 @@ export interface RunIo {
 
 /**
  * Runs `switchyard <argv...>` and resolves to its exit code: 0 success, 1 the API answered an
- * error or could not be reached, 2 a usage error. Never calls process.exit.
+ * error or could not be reached (or the command could not do what was asked, e.g. `dead-letters
+ * replay` found none of the ids), 2 a usage error. Never calls process.exit.
  */
 export async function run(argv: string[], io: RunIo = {}): Promise<number> {
   const stderr = io.stderr ?? ((s: string) => void process.stderr.write(s));

@@ -37,8 +37,9 @@ runMain('fanout', async () => {
   runtime.lifecycle.onShutdown('config-view', () => view.stop());
   runtime.readiness.set('config', true);
 
-  // A short session lets a replacement take over a crashed instance's partitions within seconds.
-  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20 });
+  // A short session lets a replacement take over a crashed instance's partitions within seconds;
+  // a short fetch wait keeps shutdown quick (disconnect waits for the current long poll).
+  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20, maxWaitTimeInMs: 500 });
   await connectClient(runtime.lifecycle, 'consumer', consumer);
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
   await runFanout({ consumer, producer, groupId, codec, config: view.state, topics, metrics: fanoutMetrics(runtime.metrics), logger: runtime.logger, clock: Date.now });

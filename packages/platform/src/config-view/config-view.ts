@@ -45,7 +45,8 @@ export class ConfigView extends EventEmitter<{ change: [ConfigState] }> {
       await admin.disconnect();
     }
 
-    const consumer = createConsumer(kafka, { groupId: `switchyard.config-view.${this.opts.owner}.${randomUUID()}`, sessionTimeout: 30_000, heartbeatInterval: 3000 });
+    // A short fetch wait keeps disconnect (which waits for the current long poll) quick on shutdown.
+    const consumer = createConsumer(kafka, { groupId: `switchyard.config-view.${this.opts.owner}.${randomUUID()}`, sessionTimeout: 30_000, heartbeatInterval: 3000, maxWaitTimeInMs: 500 });
     this.consumer = consumer;
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });

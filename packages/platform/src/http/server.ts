@@ -21,8 +21,8 @@ export interface ServerOptions {
  */
 export function createServer({ logger, metrics, readiness, bodyLimit = 1 << 20, trustProxy = false }: ServerOptions): FastifyInstance {
   const app = Fastify({
-    loggerInstance: logger.child({ component: 'http' }) as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Per-request lines would flood the logs at ingest rates; fastify's own warnings and errors stay.
+    loggerInstance: logger.child({ component: 'http' }, { level: 'warn' }) as FastifyBaseLogger,
     bodyLimit,
     trustProxy,
     return503OnClosing: true,
