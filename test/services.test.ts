@@ -11,6 +11,7 @@ const services = [
   { name: 'ingest', portVar: 'INGEST_PORT' },
   { name: 'fanout', portVar: 'FANOUT_PORT' },
   { name: 'delivery', portVar: 'DELIVERY_PORT' },
+  { name: 'audiences', portVar: 'AUDIENCES_PORT' },
 ];
 
 describe('services start, report health and stop cleanly', () => {

@@ -18,6 +18,7 @@ const services = [
   { name: 'ingest', portVar: 'INGEST_PORT', port: 8080 },
   { name: 'fanout', portVar: 'FANOUT_PORT', port: 8082 },
   { name: 'delivery', portVar: 'DELIVERY_PORT', port: 8083 },
+  { name: 'audiences', portVar: 'AUDIENCES_PORT', port: 8084 },
 ] as const;
 
 const started: ServiceProcess[] = [];

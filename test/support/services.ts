@@ -21,7 +21,7 @@ export async function setupTopics(env: NodeJS.ProcessEnv): Promise<void> {
   await runOnce('setup', { env });
 }
 
-const portVars: Record<string, string> = { control: 'CONTROL_PORT', ingest: 'INGEST_PORT', fanout: 'FANOUT_PORT', delivery: 'DELIVERY_PORT' };
+const portVars: Record<string, string> = { control: 'CONTROL_PORT', ingest: 'INGEST_PORT', fanout: 'FANOUT_PORT', delivery: 'DELIVERY_PORT', audiences: 'AUDIENCES_PORT' };
 
 export async function startService(name: string, env: NodeJS.ProcessEnv, port?: number): Promise<RunningService> {
   const p = port ?? (await freePort());

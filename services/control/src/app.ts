@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { requireBearerToken } from './auth.js';
 import type { ControlDeps } from './control-deps.js';
 import { openApiDocument } from './openapi.js';
+import { audienceRoutes } from './routes/audiences.js';
 import { deadLetterRoutes } from './routes/dead-letters.js';
 import { deletionRoutes } from './routes/deletions.js';
 import { destinationRoutes } from './routes/destinations.js';
@@ -16,4 +17,5 @@ export function registerAdminApi(app: FastifyInstance, deps: ControlDeps, adminT
   destinationRoutes(app, deps);
   deletionRoutes(app, deps);
   deadLetterRoutes(app, deps);
+  audienceRoutes(app, deps);
 }

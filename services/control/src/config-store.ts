@@ -1,5 +1,5 @@
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
-import { configKey, type ConfigRecord, type Destination, type Source } from '@switchyard/platform/config-view/config-state';
+import { configKey, type Audience, type ComputedTrait, type ConfigRecord, type Destination, type Source } from '@switchyard/platform/config-view/config-state';
 import type { ConfigView } from '@switchyard/platform/config-view/config-view';
 import type { Producer } from '@switchyard/platform/kafka/client';
 
@@ -10,7 +10,18 @@ export const change = {
   deleteSource: (id: string): ConfigChange => ({ key: configKey.source(id), record: null }),
   putDestination: (value: Destination): ConfigChange => ({ key: configKey.destination(value.id), record: { kind: 'destination', value } }),
   deleteDestination: (id: string): ConfigChange => ({ key: configKey.destination(id), record: null }),
+  putAudience: (value: Audience): ConfigChange => ({ key: configKey.audience(value.id), record: { kind: 'audience', value } }),
+  deleteAudience: (id: string): ConfigChange => ({ key: configKey.audience(id), record: null }),
+  putComputedTrait: (value: ComputedTrait): ConfigChange => ({ key: configKey.computedTrait(value.id), record: { kind: 'computed-trait', value } }),
+  deleteComputedTrait: (id: string): ConfigChange => ({ key: configKey.computedTrait(id), record: null }),
 };
+
+const schemaOf = {
+  source: 'io.switchyard.config.Source',
+  destination: 'io.switchyard.config.Destination',
+  audience: 'io.switchyard.config.Audience',
+  'computed-trait': 'io.switchyard.config.ComputedTrait',
+} as const;
 
 /**
  * Writes configuration changes to the compacted config topic (acks=all; a delete is a tombstone)
@@ -25,7 +36,7 @@ export class ConfigStore {
     const { producer, codec, topic, view } = this.deps;
     const messages = changes.map(({ key, record }) => ({
       key,
-      value: record === null ? null : record.kind === 'source' ? codec.encode('io.switchyard.config.Source', record.value) : codec.encode('io.switchyard.config.Destination', record.value),
+      value: record === null ? null : codec.encode(schemaOf[record.kind], record.value as never),
     }));
     const [meta] = await producer.send({ topic, acks: -1, messages });
     const base = BigInt(meta?.baseOffset ?? '0');

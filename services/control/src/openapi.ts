@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { destinationSchemas, sourceCreate, sourcePatch } from './api-schemas.js';
+import { audienceCreate, audiencePatch, computedTraitCreate } from './routes/audiences.js';
 import { deadLetterQuery, replayRequest } from './routes/dead-letters.js';
 import { deletionRequest } from './routes/deletions.js';
 
@@ -70,6 +71,25 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/destinations': {
         get: { summary: 'List destinations', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: { description: 'Destinations', content: { 'application/json': { schema: { type: 'object', properties: { destinations: { type: 'array', items: { $ref: '#/components/schemas/Destination' } } } } } } }, 401: errors[401] } },
         post: { summary: 'Create a webhooks destination', requestBody: body(destinations.create), responses: { 201: json('Destination', 'Created'), 400: errors[400], 401: errors[401] } },
+      },
+      '/v1/audiences': {
+        get: { summary: 'List audiences (optionally of one source)', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: { description: '{audiences: [...]}' }, 401: errors[401] } },
+        post: { summary: 'Create an audience: {sourceId, name, condition}; its property is the snake_case of the name (README: condition language)', requestBody: body(audienceCreate), responses: { 201: { description: 'Created: {id, sourceId, name, property, condition, createdAt, updatedAt}' }, 400: errors[400], 401: errors[401] } },
+      },
+      '/v1/audiences/{id}': {
+        parameters: idParam,
+        get: { summary: 'Get an audience', responses: { 200: { description: 'The audience' }, ...errors } },
+        patch: { summary: 'Replace the condition', requestBody: body(audiencePatch), responses: { 200: { description: 'Updated' }, ...errors } },
+        delete: { summary: 'Delete an audience (its emissions stop; members are not sent false)', responses: { 204: { description: 'Deleted' }, 401: errors[401], 404: errors[404] } },
+      },
+      '/v1/computed-traits': {
+        get: { summary: 'List computed traits', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: { description: '{computedTraits: [...]}' }, 401: errors[401] } },
+        post: { summary: 'Create a computed trait: {sourceId, name, definition}', requestBody: body(computedTraitCreate), responses: { 201: { description: 'Created: {id, sourceId, name, trait, definition, createdAt, updatedAt}' }, 400: errors[400], 401: errors[401] } },
+      },
+      '/v1/computed-traits/{id}': {
+        parameters: idParam,
+        get: { summary: 'Get a computed trait', responses: { 200: { description: 'The computed trait' }, ...errors } },
+        delete: { summary: 'Delete a computed trait', responses: { 204: { description: 'Deleted' }, 401: errors[401], 404: errors[404] } },
       },
       '/v1/deletions': {
         post: {

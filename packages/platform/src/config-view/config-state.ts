@@ -1,20 +1,29 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Destination, Source } from '../schemas/generated.js';
+import type { Audience, ComputedTrait, Destination, Source } from '../schemas/generated.js';
 
-export type { Destination, Source };
+export type { Audience, ComputedTrait, Destination, Source };
 
 /** Keys of the compacted config topic: `source:<id>` and `destination:<id>`. */
+const KINDS = ['source', 'destination', 'audience', 'computed-trait'] as const;
+type Kind = (typeof KINDS)[number];
+
 export const configKey = {
   source: (id: string) => `source:${id}`,
   destination: (id: string) => `destination:${id}`,
-  parse(key: string): { kind: 'source' | 'destination'; id: string } | undefined {
+  audience: (id: string) => `audience:${id}`,
+  computedTrait: (id: string) => `computed-trait:${id}`,
+  parse(key: string): { kind: Kind; id: string } | undefined {
     const i = key.indexOf(':');
-    const kind = key.slice(0, i);
-    return i > 0 && (kind === 'source' || kind === 'destination') ? { kind, id: key.slice(i + 1) } : undefined;
+    const kind = key.slice(0, i) as Kind;
+    return i > 0 && KINDS.includes(kind) ? { kind, id: key.slice(i + 1) } : undefined;
   },
 };
 
-export type ConfigRecord = { kind: 'source'; value: Source } | { kind: 'destination'; value: Destination };
+export type ConfigRecord =
+  | { kind: 'source'; value: Source }
+  | { kind: 'destination'; value: Destination }
+  | { kind: 'audience'; value: Audience }
+  | { kind: 'computed-trait'; value: ComputedTrait };
 
 function digest(key: string): string {
   return createHash('sha256').update(key).digest('hex');
@@ -31,6 +40,8 @@ export class ConfigState {
   private readonly destinationsById = new Map<string, Destination>();
   private readonly destinationIdsBySource = new Map<string, Set<string>>();
   private readonly writeKeys = new Map<string, { sourceId: string; key: Buffer }>();
+  private readonly audiencesById = new Map<string, Audience>();
+  private readonly computedTraitsById = new Map<string, ComputedTrait>();
   /** Increments on every applied record. */
   version = 0;
 
@@ -40,8 +51,15 @@ export class ConfigState {
     if (!parsed) return;
     this.version++;
     if (parsed.kind === 'source') this.setSource(parsed.id, record?.kind === 'source' ? record.value : null);
-    else this.setDestination(parsed.id, record?.kind === 'destination' ? record.value : null);
+    else if (parsed.kind === 'destination') this.setDestination(parsed.id, record?.kind === 'destination' ? record.value : null);
+    else if (parsed.kind === 'audience') setOrDelete(this.audiencesById, parsed.id, record?.kind === 'audience' ? record.value : null);
+    else setOrDelete(this.computedTraitsById, parsed.id, record?.kind === 'computed-trait' ? record.value : null);
   }
+
+  audience(id: string): Audience | undefined { return this.audiencesById.get(id); }
+  audiences(): Audience[] { return [...this.audiencesById.values()]; }
+  computedTrait(id: string): ComputedTrait | undefined { return this.computedTraitsById.get(id); }
+  computedTraits(): ComputedTrait[] { return [...this.computedTraitsById.values()]; }
 
   source(id: string): Source | undefined { return this.sourcesById.get(id); }
   sources(): Source[] { return [...this.sourcesById.values()]; }
@@ -85,4 +103,9 @@ export class ConfigState {
     if (!ids) this.destinationIdsBySource.set(value.sourceId, (ids = new Set()));
     ids.add(id);
   }
+}
+
+function setOrDelete<T>(map: Map<string, T>, id: string, value: T | null): void {
+  if (value === null) map.delete(id);
+  else map.set(id, value);
 }

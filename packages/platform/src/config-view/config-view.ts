@@ -113,6 +113,8 @@ export class ConfigView extends EventEmitter<{ change: [ConfigState] }> {
       const decoded = await this.opts.codec.decode(value);
       if (decoded.name === 'io.switchyard.config.Source') return { kind: 'source', value: decoded.value };
       if (decoded.name === 'io.switchyard.config.Destination') return { kind: 'destination', value: decoded.value };
+      if (decoded.name === 'io.switchyard.config.Audience') return { kind: 'audience', value: decoded.value };
+      if (decoded.name === 'io.switchyard.config.ComputedTrait') return { kind: 'computed-trait', value: decoded.value };
       this.log.error({ key, schema: decoded.name }, 'unexpected record type on the config topic; skipped');
     } catch (err) {
       this.log.error({ key, err }, 'undecodable config record; skipped');

@@ -28,6 +28,7 @@ export function topicNames(prefix: string) {
     deadLetter: `${prefix}dead-letter`,
     invalidEvents: `${prefix}invalid-events`,
     config: `${prefix}config`,
+    audiencesState: `${prefix}audiences-state`,
   };
 }
 
@@ -44,6 +45,7 @@ export function topicDeclarations({ prefix, partitions, retryTiers }: TopicSetti
     })),
     { name: names.deadLetter, partitions: 1, configs: { 'cleanup.policy': 'delete', 'retention.ms': String(30 * DAY_MS) }, purpose: 'tasks that will not be retried, with the reason; replayable' },
     { name: names.invalidEvents, partitions: 1, configs: { 'cleanup.policy': 'delete', 'retention.ms': String(7 * DAY_MS) }, purpose: 'events refused by ingest and records no stage could decode' },
+    { name: names.audiencesState, partitions, configs: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS) }, purpose: "the audiences processor's per-user state (changelog), partitioned like ingest" },
     { name: names.config, partitions: 1, configs: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS) }, purpose: 'sources and destinations, latest record per key; deletes are tombstones' },
   ];
 }

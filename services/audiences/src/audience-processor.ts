@@ -1,0 +1,246 @@
+import { randomUUID } from 'node:crypto';
+import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import type { ConfigState } from '@switchyard/platform/config-view/config-state';
+import type { Consumer, Producer } from '@switchyard/platform/kafka/client';
+import type { TopicNames } from '@switchyard/platform/kafka/topics';
+import type { Logger } from '@switchyard/platform/logger';
+import type { AudienceUserState, Identify } from '@switchyard/platform/schemas/generated';
+import type { AudienceMetrics } from './audience-metrics.js';
+import { definitionsOf, type SourceDefinitions } from './definitions.js';
+import { initialSync, membershipChanges } from './membership.js';
+import { applyIdentify, applyTrack, emptyUserState, parseUserState, pruneCounters, serializeUserState, type UserState } from '@switchyard/platform/audiences/user-state';
+
+/** Identify calls this processor writes carry this library name, so it never reads its own output as input. */
+export const EMITTER = 'switchyard-audiences';
+
+interface UserEntry {
+  sourceId: string;
+  userId: string | null;
+  anonymousId: string | null;
+  version: number;
+  partition: number;
+  state: UserState;
+}
+
+type Out = { topic: string; key: string; value: Buffer | null };
+
+export interface ProcessorDeps {
+  consumer: Consumer;
+  /** Transactional: emitted identify calls, changelog records and consumed offsets commit together. */
+  producer: Producer;
+  groupId: string;
+  codec: AvroCodec;
+  config: ConfigState;
+  topics: TopicNames;
+  metrics: AudienceMetrics;
+  logger: Logger;
+  clock: () => number;
+}
+
+/**
+ * The audiences stream processor. State per user (traits, event timestamps, memberships, computed
+ * values) lives in memory and in a compacted changelog topic partitioned like the ingest topic.
+ * Every change of state, every identify call it causes, and the ingest offsets that caused them
+ * commit in one Kafka transaction: after a crash the state, the emitted calls and the position agree,
+ * so nothing is forgotten and nothing is sent twice. Work (batches, syncs, backfills) is serialised:
+ * one transaction at a time.
+ */
+export class AudienceProcessor {
+  private readonly users = new Map<string, UserEntry>();
+  private readonly owned = new Set<number>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private readonly known = new Set<string>();
+
+  constructor(private readonly deps: ProcessorDeps) {}
+
+  /** Applies a changelog record (restore, or another instance's write); older versions never win. */
+  applyChangelog(key: string, partition: number, value: AudienceUserState | null): void {
+    if (value === null) { this.users.delete(key); return; }
+    const current = this.users.get(key);
+    if (current && current.version >= value.version) return;
+    this.users.set(key, { sourceId: value.sourceId, userId: value.userId, anonymousId: value.anonymousId, version: value.version, partition, state: parseUserState(value.state) });
+    this.deps.metrics.users.set(this.users.size);
+  }
+
+  /** Remembers the audiences that exist once state is restored; later ones get a backfill. */
+  markKnownAudiences(): void {
+    for (const a of this.deps.config.audiences()) this.known.add(a.id);
+  }
+
+  async start(): Promise<void> {
+    const { consumer, topics } = this.deps;
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      this.owned.clear();
+      for (const p of payload.memberAssignment[topics.ingest] ?? []) this.owned.add(p);
+    });
+    await consumer.subscribe({ topic: topics.ingest, fromBeginning: true });
+    await consumer.run({
+      autoCommit: false,
+      eachBatch: async ({ batch, heartbeat, isStale }) => {
+        if (batch.messages.length === 0 || isStale()) return;
+        await this.serialised(() => this.processBatch(batch.topic, batch.partition, batch.messages, batch.lastOffset()));
+        await heartbeat();
+      },
+    });
+  }
+
+  /** Emits `false` for memberships whose time windows expired (and computed values that changed). */
+  sync(): Promise<void> {
+    return this.serialised(async () => {
+      const end = this.deps.metrics.syncSeconds.startTimer({ kind: 'sync' });
+      const now = this.deps.clock();
+      const out: Out[] = [];
+      const pending = new Map<string, UserEntry | null>();
+      for (const [key, entry] of this.users) {
+        if (!this.owned.has(entry.partition)) continue;
+        const defs = definitionsOf(this.deps.config, entry.sourceId);
+        if (defs.audiences.length === 0 && defs.traits.length === 0) continue;
+        this.evaluate(key, { ...entry, state: pruneCounters(entry.state, defs.specs, now) }, defs, now, out, pending);
+      }
+      await this.commit(out, pending);
+      end();
+    });
+  }
+
+  /** On creation, one identify with `true` for every current member of the new audiences, nothing for others. */
+  backfillNewAudiences(): Promise<void> {
+    const fresh = this.deps.config.audiences().filter((a) => !this.known.has(a.id));
+    if (fresh.length === 0) return Promise.resolve();
+    for (const a of fresh) this.known.add(a.id);
+    return this.serialised(async () => {
+      const end = this.deps.metrics.syncSeconds.startTimer({ kind: 'backfill' });
+      const now = this.deps.clock();
+      const out: Out[] = [];
+      const pending = new Map<string, UserEntry | null>();
+      for (const audienceDef of fresh) {
+        const defs = definitionsOf(this.deps.config, audienceDef.sourceId);
+        const audience = defs.audiences.find((a) => a.id === audienceDef.id);
+        if (!audience) continue;
+        for (const [key, stored] of this.users) {
+          const entry = pending.get(key) ?? stored;
+          if (entry.sourceId !== audienceDef.sourceId || !this.owned.has(entry.partition)) continue;
+          if (entry.state.memberships[audience.id] !== undefined) continue;
+          const { emit, next } = initialSync(pruneCounters(entry.state, defs.specs, now), audience, now);
+          const updated = { ...entry, state: next, version: entry.version + 1 };
+          pending.set(key, updated);
+          out.push(this.changelogRecord(key, updated, now));
+          if (emit) {
+            out.push(this.identifyRecord(key, updated, { [audience.propertyName]: true }, now));
+            this.deps.metrics.changes.inc({ audience: audience.id, member: 'true' });
+          }
+        }
+      }
+      await this.commit(out, pending);
+      end();
+    });
+  }
+
+  private async processBatch(topic: string, partition: number, messages: Array<{ key: Buffer | null; value: Buffer | null; offset: string }>, lastOffset: string): Promise<void> {
+    const now = this.deps.clock();
+    const out: Out[] = [];
+    // Changes apply to memory only once their transaction committed: an aborted batch is read again.
+    const pending = new Map<string, UserEntry | null>();
+    for (const message of messages) {
+      this.deps.metrics.consumed.inc();
+      const key = message.key?.toString('utf8');
+      if (!key) continue;
+      let decoded;
+      try { decoded = await this.deps.codec.decode(message.value); } catch { continue; } // fan-out sets such records aside
+      const event = decoded.value as { sourceId: string; userId: string | null; anonymousId: string | null; context: string | null; timestamp: number };
+      if (emittedByUs(event.context)) continue;
+      if (decoded.name === 'io.switchyard.event.Delete') {
+        // A deletion request: the user's state goes too.
+        if (this.users.has(key) || pending.get(key)) { pending.set(key, null); out.push({ topic: this.deps.topics.audiencesState, key, value: null }); }
+        continue;
+      }
+      if (decoded.name !== 'io.switchyard.event.Identify' && decoded.name !== 'io.switchyard.event.Track') continue;
+      const defs = definitionsOf(this.deps.config, event.sourceId);
+      const known = pending.has(key) ? pending.get(key) : this.users.get(key);
+      const current = known ?? { sourceId: event.sourceId, userId: event.userId, anonymousId: event.anonymousId, version: 0, partition, state: emptyUserState() };
+      const entry: UserEntry = { ...current, partition, userId: event.userId ?? current.userId, anonymousId: current.anonymousId ?? event.anonymousId };
+      if (decoded.name === 'io.switchyard.event.Identify') {
+        entry.state = applyIdentify(entry.state, parseObject(decoded.value.traits), now);
+      } else {
+        entry.state = applyTrack(entry.state, { event: decoded.value.event, properties: parseObject(decoded.value.properties), timestamp: event.timestamp }, defs.specs, now);
+      }
+      this.evaluate(key, entry, defs, now, out, pending, true);
+    }
+    await this.commit(out, pending, { topic, partition, offset: (BigInt(lastOffset) + 1n).toString() });
+  }
+
+  /** Applies the membership decision to one user, queueing the identify call and the changelog record. */
+  private evaluate(key: string, entry: UserEntry, defs: SourceDefinitions, now: number, out: Out[], pending: Map<string, UserEntry | null>, stateChanged = false): void {
+    const { traits, next } = membershipChanges(entry.state, defs.audiences, defs.traits, now);
+    const emitted = Object.keys(traits).length > 0;
+    if (!emitted && !stateChanged) return;
+    const updated = { ...entry, state: next, version: entry.version + 1 };
+    pending.set(key, updated);
+    out.push(this.changelogRecord(key, updated, now));
+    if (emitted) {
+      out.push(this.identifyRecord(key, updated, traits, now));
+      for (const a of defs.audiences) if (a.propertyName in traits) this.deps.metrics.changes.inc({ audience: a.id, member: String(traits[a.propertyName]) });
+      for (const t of defs.traits) if (t.name in traits) this.deps.metrics.traitChanges.inc({ trait: t.id });
+    }
+  }
+
+  private changelogRecord(key: string, entry: UserEntry, now: number): Out {
+    return {
+      topic: this.deps.topics.audiencesState, key,
+      value: this.deps.codec.encode('io.switchyard.pipeline.AudienceUserState', {
+        sourceId: entry.sourceId, userId: entry.userId, anonymousId: entry.anonymousId, version: entry.version, state: serializeUserState(entry.state), updatedAt: now,
+      }),
+    };
+  }
+
+  private identifyRecord(key: string, entry: UserEntry, traits: Record<string, unknown>, now: number): Out {
+    const identify: Identify = {
+      messageId: `aud-${randomUUID()}`, sourceId: entry.sourceId, userId: entry.userId, anonymousId: entry.userId ? null : entry.anonymousId,
+      traits: JSON.stringify(traits), timestamp: now, originalTimestamp: null, sentAt: null, receivedAt: now,
+      context: JSON.stringify({ library: { name: EMITTER, version: '1.0.0' } }), integrations: null,
+    };
+    return { topic: this.deps.topics.ingest, key, value: this.deps.codec.encode('io.switchyard.event.Identify', identify) };
+  }
+
+  private async commit(out: Out[], pending: Map<string, UserEntry | null>, offset?: { topic: string; partition: number; offset: string }): Promise<void> {
+    if (out.length === 0 && !offset) return;
+    const txn = await this.deps.producer.transaction();
+    try {
+      for (let i = 0; i < out.length; i += 500) {
+        const chunk = out.slice(i, i + 500);
+        const byTopic = new Map<string, Array<{ key: string; value: Buffer | null }>>();
+        for (const o of chunk) (byTopic.get(o.topic) ?? byTopic.set(o.topic, []).get(o.topic)!).push({ key: o.key, value: o.value });
+        await txn.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+      }
+      if (offset) await txn.sendOffsets({ consumerGroupId: this.deps.groupId, topics: [{ topic: offset.topic, partitions: [{ partition: offset.partition, offset: offset.offset }] }] });
+      await txn.commit();
+    } catch (err) {
+      await txn.abort().catch(() => undefined);
+      throw err;
+    }
+    for (const [key, entry] of pending) {
+      if (entry === null) this.users.delete(key);
+      else this.users.set(key, entry);
+    }
+    this.deps.metrics.users.set(this.users.size);
+  }
+
+  private serialised<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(work, work);
+    this.queue = run.catch((err: unknown) => this.deps.logger.error({ err }, 'audiences work failed'));
+    return run;
+  }
+}
+
+function emittedByUs(context: string | null): boolean {
+  return context !== null && context.includes(EMITTER) && parseObject(context).library !== undefined && (parseObject(context).library as { name?: string }).name === EMITTER;
+}
+
+function parseObject(text: string | null): Record<string, unknown> {
+  if (!text) return {};
+  try {
+    const v: unknown = JSON.parse(text);
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}

@@ -1,0 +1,55 @@
+// The audiences service: a stateful stream processor over the ingest topic that emits identify
+// calls (into the ingest topic, so they are fanned out and delivered like any other) when a user
+// enters or leaves an audience or a computed trait changes. Composition root.
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
+import { ConfigView } from '@switchyard/platform/config-view/config-view';
+import { createConsumer } from '@switchyard/platform/kafka/client';
+import { connectClient } from '@switchyard/platform/kafka/connect';
+import { connectPipeline } from '@switchyard/platform/pipeline';
+import { createRuntime, runMain } from '@switchyard/platform/runtime';
+import { audienceMetrics } from './audience-metrics.js';
+import { AudienceProcessor } from './audience-processor.js';
+import { restoreChangelog } from './changelog.js';
+
+const configSchema = z.object({
+  ...commonEnv,
+  AUDIENCES_PORT: env.port(8084),
+  /** How often memberships with time windows are re-evaluated (users whose events aged out leave). */
+  AUDIENCES_SYNC_INTERVAL: env.duration('60s'),
+  AUDIENCES_TRANSACTIONAL_ID: z.string().optional(),
+});
+
+runMain('audiences', async () => {
+  const config = loadConfig(configSchema);
+  const runtime = createRuntime({ service: 'audiences', logLevel: config.LOG_LEVEL });
+  await runtime.listen(config.HOST, config.AUDIENCES_PORT);
+  const transactionalId = config.AUDIENCES_TRANSACTIONAL_ID ?? `${config.SWITCHYARD_TOPIC_PREFIX}audiences-${hostname()}`;
+  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, [
+    'io.switchyard.event.Identify', 'io.switchyard.pipeline.AudienceUserState',
+  ], { transactionalId });
+  const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'audiences' });
+  runtime.readiness.set('config', false);
+  await view.start();
+  runtime.lifecycle.onShutdown('config-view', () => view.stop());
+  runtime.readiness.set('config', true);
+
+  const metrics = audienceMetrics(runtime.metrics);
+  const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}audiences`;
+  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 500 });
+  const processor = new AudienceProcessor({ consumer, producer, groupId, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now });
+
+  // State first: the changelog is read to its end before any event is processed, then followed.
+  runtime.readiness.set('state', false);
+  const changelog = await restoreChangelog({ kafka, codec, topic: topics.audiencesState, logger: runtime.logger, metrics, apply: (key, partition, value) => processor.applyChangelog(key, partition, value) });
+  runtime.lifecycle.onShutdown('changelog', () => changelog.stop());
+  processor.markKnownAudiences();
+  runtime.readiness.set('state', true);
+
+  await connectClient(runtime.lifecycle, 'consumer', consumer);
+  view.on('change', () => void processor.backfillNewAudiences().catch((err: unknown) => runtime.logger.error({ err }, 'backfill failed')));
+  const timer = setInterval(() => void processor.sync().catch((err: unknown) => runtime.logger.error({ err }, 'sync failed')), config.AUDIENCES_SYNC_INTERVAL);
+  runtime.lifecycle.onShutdown('sync-timer', () => clearInterval(timer));
+  await processor.start();
+});
