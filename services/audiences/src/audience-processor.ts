@@ -3,6 +3,7 @@ import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import type { Consumer, Producer } from '@switchyard/platform/kafka/client';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
+import { commitInTransaction } from '@switchyard/platform/kafka/transaction';
 import type { Logger } from '@switchyard/platform/logger';
 import type { AudienceUserState, Identify } from '@switchyard/platform/schemas/generated';
 import type { AudienceMetrics } from './audience-metrics.js';
@@ -203,20 +204,7 @@ export class AudienceProcessor {
 
   private async commit(out: Out[], pending: Map<string, UserEntry | null>, offset?: { topic: string; partition: number; offset: string }): Promise<void> {
     if (out.length === 0 && !offset) return;
-    const txn = await this.deps.producer.transaction();
-    try {
-      for (let i = 0; i < out.length; i += 500) {
-        const chunk = out.slice(i, i + 500);
-        const byTopic = new Map<string, Array<{ key: string; value: Buffer | null }>>();
-        for (const o of chunk) (byTopic.get(o.topic) ?? byTopic.set(o.topic, []).get(o.topic)!).push({ key: o.key, value: o.value });
-        await txn.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
-      }
-      if (offset) await txn.sendOffsets({ consumerGroupId: this.deps.groupId, topics: [{ topic: offset.topic, partitions: [{ partition: offset.partition, offset: offset.offset }] }] });
-      await txn.commit();
-    } catch (err) {
-      await txn.abort().catch(() => undefined);
-      throw err;
-    }
+    await commitInTransaction(this.deps.producer, out, offset && { groupId: this.deps.groupId, ...offset });
     for (const [key, entry] of pending) {
       if (entry === null) this.users.delete(key);
       else this.users.set(key, entry);

@@ -3,6 +3,7 @@ import type { ConfigState } from '@switchyard/platform/config-view/config-state'
 import { CodecError } from '@switchyard/platform/errors';
 import type { Consumer, Producer } from '@switchyard/platform/kafka/client';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
+import { commitInTransaction } from '@switchyard/platform/kafka/transaction';
 import type { Logger } from '@switchyard/platform/logger';
 import { decideFanout } from './fanout-decision.js';
 import type { FanoutMetrics } from './fanout-metrics.js';
@@ -21,9 +22,6 @@ export interface FanoutDeps {
 }
 
 type OutMessage = { key: string | null; value: Buffer };
-
-/** Records per produce request inside a transaction, so no request nears the broker's size limit. */
-const SEND_CHUNK = 500;
 
 /**
  * Consume → produce → commit, exactly once: each batch of ingest records becomes delivery tasks
@@ -69,16 +67,11 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
       }
 
       const end = deps.metrics.transaction.startTimer();
-      const txn = await deps.producer.transaction();
       try {
-        for (let i = 0; i < tasks.length; i += SEND_CHUNK) await txn.send({ topic: topics.delivery, acks: -1, messages: tasks.slice(i, i + SEND_CHUNK) });
-        for (let i = 0; i < invalid.length; i += SEND_CHUNK) await txn.send({ topic: topics.invalidEvents, acks: -1, messages: invalid.slice(i, i + SEND_CHUNK) });
-        const next = (BigInt(batch.lastOffset()) + 1n).toString();
-        await txn.sendOffsets({ consumerGroupId: deps.groupId, topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: next }] }] });
-        await txn.commit();
-      } catch (err) {
-        await txn.abort().catch((abortErr: unknown) => deps.logger.warn({ err: abortErr }, 'transaction abort failed'));
-        throw err;
+        await commitInTransaction(deps.producer, [
+          ...tasks.map((m) => ({ topic: topics.delivery, ...m })),
+          ...invalid.map((m) => ({ topic: topics.invalidEvents, ...m })),
+        ], { groupId: deps.groupId, topic: batch.topic, partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() });
       } finally {
         end();
       }
