@@ -103,6 +103,25 @@ describe('switchyard CLI against the real control service', () => {
     assert.match(res.stdout, new RegExp(`deletion del_[0-9a-f]+: 1 notification for source ${source.id}`));
   });
 
+  it('audiences and computed traits: create, list, get, update, delete', async () => {
+    const source = await cliJson('sources', 'create', 'Audience owner');
+    const audience = await cliJson('audiences', 'create', '--source', source.id, '--name', 'Frequent Buyers', '--condition', '{"event":"Order Completed","within":"30d","count":{"op":"gte","value":3}}');
+    assert.equal(audience.property, 'frequent_buyers');
+    assert.match((await cli('audiences', 'list', '--source', source.id)).stdout, new RegExp(`${audience.id}\\s+${source.id}\\s+Frequent Buyers\\s+frequent_buyers`));
+    const updated = await cliJson('audiences', 'update', audience.id, '--condition', '{"trait":"plan","op":"eq","value":"pro"}');
+    assert.deepEqual(updated.condition, { trait: 'plan', op: 'eq', value: 'pro' });
+    const bad = await cli('audiences', 'create', '--source', source.id, '--name', 'Bad', '--condition', '{"event":"X","within":"30d","count":{"op":"gte","value":-1}}');
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /error INVALID_CONDITION: .*\(field: condition\.count\.value\)/);
+    assert.equal((await cli('audiences', 'delete', audience.id)).code, 0);
+    assert.equal((await cli('audiences', 'get', audience.id)).code, 1);
+
+    const trait = await cliJson('computed-traits', 'create', '--source', source.id, '--name', 'Orders 30d', '--definition', '{"kind":"event_count","event":"Order Completed","within":"30d"}');
+    assert.equal(trait.trait, 'orders_30d');
+    assert.match((await cli('computed-traits', 'list')).stdout, new RegExp(trait.id));
+    assert.equal((await cli('computed-traits', 'delete', trait.id)).code, 0);
+  });
+
   it('a wrong token exits 1 with UNAUTHORIZED; the installed entry point runs as a process', async () => {
     let stderr = '';
     const code = await run(['sources', 'list'], { env: { SWITCHYARD_ADMIN_URL: control.url, SWITCHYARD_ADMIN_TOKEN: 'wrong-token-wrong-token' }, stdout: () => undefined, stderr: (s) => { stderr += s; } });

@@ -37,6 +37,23 @@ describe('AdminClient', () => {
     assert.deepEqual(api.requests.at(-1)?.body, { userId: 'u' });
   });
 
+  it('sends audience and computed trait requests, the source filter as a query', async () => {
+    const client = new AdminClient({ baseUrl: api.url, token: 't' });
+    api.on('GET', '/v1/audiences?sourceId=src%201%26x', { status: 200, body: { audiences: [] } });
+    assert.deepEqual(await client.listAudiences({ sourceId: 'src 1&x' }), { audiences: [] });
+    assert.equal(api.requests.at(-1)?.path, '/v1/audiences?sourceId=src%201%26x');
+    const condition = { trait: 'plan', op: 'exists' };
+    const audience = { id: 'aud_1', sourceId: 's', name: 'Pro', property: 'pro', condition, createdAt: 't', updatedAt: 't' };
+    api.on('PATCH', '/v1/audiences/aud_1', { status: 200, body: audience });
+    assert.deepEqual(await client.updateAudience('aud_1', { condition }), audience);
+    assert.deepEqual(api.requests.at(-1)?.body, { condition });
+    api.on('DELETE', '/v1/computed-traits/ct%2F1', { status: 204 });
+    assert.equal(await client.deleteComputedTrait('ct/1'), undefined);
+    assert.equal(api.requests.at(-1)?.method, 'DELETE');
+    api.on('GET', '/v1/computed-traits', { status: 200, body: { computedTraits: [] } });
+    assert.deepEqual(await client.listComputedTraits(), { computedTraits: [] });
+  });
+
   it('throws AdminApiError with the status, code, message and field', async () => {
     api.on('PATCH', '/v1/destinations/d', { status: 400, body: { code: 'INVALID_URL', message: 'bad', field: 'settings.webhooks[0].url' } });
     const client = new AdminClient({ baseUrl: api.url, token: 't' });

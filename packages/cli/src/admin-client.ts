@@ -129,6 +129,61 @@ export interface DeletionRequest {
   sourceIds: string[];
 }
 
+/**
+ * An audience condition, as JSON: the API validates it and reports where it is wrong
+ * (INVALID_CONDITION, field e.g. `condition.and[1].count.value`).
+ */
+export type AudienceCondition = Record<string, unknown>;
+
+export interface Audience {
+  id: string;
+  sourceId: string;
+  name: string;
+  /** The user property the membership is written to: the snake_case of the name. */
+  property: string;
+  condition: AudienceCondition;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface AudienceList {
+  audiences: Audience[];
+}
+
+export interface CreateAudienceInput {
+  sourceId: string;
+  name: string;
+  condition: AudienceCondition;
+}
+
+export interface UpdateAudienceInput {
+  condition: AudienceCondition;
+}
+
+/** A computed trait definition, as JSON: `{"kind": "event_count" | "last_seen" | "latest_property", ...}`. */
+export type ComputedTraitDefinition = Record<string, unknown>;
+
+export interface ComputedTrait {
+  id: string;
+  sourceId: string;
+  name: string;
+  /** The user trait the value is written to: the snake_case of the name. */
+  trait: string;
+  definition: ComputedTraitDefinition;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface ComputedTraitList {
+  computedTraits: ComputedTrait[];
+}
+
+export interface CreateComputedTraitInput {
+  sourceId: string;
+  name: string;
+  definition: ComputedTraitDefinition;
+}
+
 /** The API answered with a non-2xx status (or a 2xx body that is not JSON). */
 export class AdminApiError extends Error {
   readonly status: number;
@@ -165,6 +220,7 @@ export interface AdminClientOptions {
 }
 
 const seg = encodeURIComponent;
+const sourceQuery = (filter: { sourceId?: string }): string => (filter.sourceId === undefined ? '' : `?sourceId=${seg(filter.sourceId)}`);
 
 export class AdminClient {
   readonly baseUrl: string;
@@ -213,8 +269,7 @@ export class AdminClient {
   }
 
   listDestinations(filter: { sourceId?: string } = {}): Promise<DestinationList> {
-    const query = filter.sourceId === undefined ? '' : `?sourceId=${seg(filter.sourceId)}`;
-    return this.#request('GET', `/v1/destinations${query}`);
+    return this.#request('GET', `/v1/destinations${sourceQuery(filter)}`);
   }
 
   getDestination(id: string): Promise<Destination> {
@@ -250,6 +305,43 @@ export class AdminClient {
 
   requestDeletion(input: DeletionRequestInput): Promise<DeletionRequest> {
     return this.#request('POST', '/v1/deletions', input);
+  }
+
+  createAudience(input: CreateAudienceInput): Promise<Audience> {
+    return this.#request('POST', '/v1/audiences', input);
+  }
+
+  listAudiences(filter: { sourceId?: string } = {}): Promise<AudienceList> {
+    return this.#request('GET', `/v1/audiences${sourceQuery(filter)}`);
+  }
+
+  getAudience(id: string): Promise<Audience> {
+    return this.#request('GET', `/v1/audiences/${seg(id)}`);
+  }
+
+  /** Replaces the condition; the name (and so the property) cannot change. */
+  updateAudience(id: string, input: UpdateAudienceInput): Promise<Audience> {
+    return this.#request('PATCH', `/v1/audiences/${seg(id)}`, input);
+  }
+
+  async deleteAudience(id: string): Promise<void> {
+    await this.#request('DELETE', `/v1/audiences/${seg(id)}`);
+  }
+
+  createComputedTrait(input: CreateComputedTraitInput): Promise<ComputedTrait> {
+    return this.#request('POST', '/v1/computed-traits', input);
+  }
+
+  listComputedTraits(filter: { sourceId?: string } = {}): Promise<ComputedTraitList> {
+    return this.#request('GET', `/v1/computed-traits${sourceQuery(filter)}`);
+  }
+
+  getComputedTrait(id: string): Promise<ComputedTrait> {
+    return this.#request('GET', `/v1/computed-traits/${seg(id)}`);
+  }
+
+  async deleteComputedTrait(id: string): Promise<void> {
+    await this.#request('DELETE', `/v1/computed-traits/${seg(id)}`);
   }
 
   // The type parameter is trusted, not checked: the API is ours and versioned under /v1.

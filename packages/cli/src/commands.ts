@@ -2,7 +2,11 @@
 // buildProgram wires them into commander, so a new resource is one more entry in `groups`.
 import { Command, Option, type OptionValues } from 'commander';
 import { AdminClient } from './admin-client.js';
-import { deadLetterBlock, deadLetterTable, deletionLine, destinationBlock, destinationTable, sourceBlock, sourceTable } from './format.js';
+import {
+  audienceBlock, audienceTable, computedTraitBlock, computedTraitTable, deadLetterBlock, deadLetterTable, deletionLine, destinationBlock,
+  destinationTable, sourceBlock, sourceTable,
+} from './format.js';
+import { jsonObjectFromFlags, type JsonFlags } from './json-options.js';
 import { parseSince } from './since.js';
 import { FlagError, webhooksFromFlags, type WebhookFlags } from './webhook-options.js';
 
@@ -88,6 +92,24 @@ function webhooks(ctx: ActionContext, flags: WebhookFlags): ReturnType<typeof we
     if (err instanceof FlagError) return ctx.usage(err.message);
     throw err;
   }
+}
+
+/** --<flag> <json> and --<flag>-file <path>, one or the other. */
+const jsonOptions = (flag: string, what: string): Option[] => [
+  new Option(`--${flag} <json>`, `the ${what} as JSON`).conflicts(`${flag}File`),
+  new Option(`--${flag}-file <path>`, `read the ${what} JSON from a file`).conflicts(flag),
+];
+
+/** The JSON object of --<flag> or --<flag>-file, required; anything that is not one is a usage error. */
+async function jsonObject(ctx: ActionContext, flag: string, flags: JsonFlags): Promise<Record<string, unknown>> {
+  let value: Record<string, unknown> | undefined;
+  try {
+    value = await jsonObjectFromFlags(flag, flags);
+  } catch (err) {
+    if (err instanceof FlagError) return ctx.usage(err.message);
+    throw err;
+  }
+  return value ?? ctx.usage(`give --${flag} <json> or --${flag}-file <path>`);
 }
 
 const sources: GroupSpec = {
@@ -325,7 +347,131 @@ const deletions: GroupSpec = {
   ],
 };
 
-export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations, deadLetters, deletions];
+const conditionHelp = [
+  '',
+  'A condition is JSON: a trait comparison, an event count, or and/or/not of conditions, e.g.',
+  '  {"trait": "plan", "op": "eq", "value": "pro"}',
+  '  {"event": "Order Completed", "within": "30d", "count": {"op": "gte", "value": 3}}',
+  '  {"and": [{"trait": "address.country", "op": "eq", "value": "FR"}, {"not": {...}}]}',
+  'The API checks it and names the field that is wrong, e.g. condition.and[1].count.value.',
+].join('\n');
+
+type ConditionFlags = { condition?: string; conditionFile?: string };
+const conditionOf = (ctx: ActionContext, opts: ConditionFlags) => jsonObject(ctx, 'condition', { inline: opts.condition, file: opts.conditionFile });
+
+const audiences: GroupSpec = {
+  name: 'audiences',
+  summary: 'manage audiences (the users a condition holds for)',
+  commands: [
+    {
+      usage: 'list',
+      summary: 'list audiences',
+      options: () => [new Option('--source <id>', "only this source's audiences")],
+      async run(ctx, _args, opts: { source?: string }) {
+        const body = await ctx.client().listAudiences({ sourceId: opts.source });
+        return { json: body, text: audienceTable(body.audiences) };
+      },
+    },
+    {
+      usage: 'create',
+      summary: 'create an audience',
+      help: conditionHelp,
+      options: () => [
+        new Option('--source <id>', 'the source whose users it groups').makeOptionMandatory(),
+        new Option('--name <name>', 'its name; the property is its snake_case').makeOptionMandatory(),
+        ...jsonOptions('condition', 'condition'),
+      ],
+      async run(ctx, _args, opts: ConditionFlags & { source: string; name: string }) {
+        const condition = await conditionOf(ctx, opts);
+        const body = await ctx.client().createAudience({ sourceId: opts.source, name: opts.name, condition });
+        return { json: body, text: audienceBlock(body) };
+      },
+    },
+    {
+      usage: 'get <id>',
+      summary: 'show an audience and its condition',
+      async run(ctx, [id = '']) {
+        const body = await ctx.client().getAudience(id);
+        return { json: body, text: audienceBlock(body) };
+      },
+    },
+    {
+      usage: 'update <id>',
+      summary: "replace an audience's condition",
+      help: conditionHelp,
+      options: () => jsonOptions('condition', 'new condition'),
+      async run(ctx, [id = ''], opts: ConditionFlags) {
+        const condition = await conditionOf(ctx, opts);
+        const body = await ctx.client().updateAudience(id, { condition });
+        return { json: body, text: audienceBlock(body) };
+      },
+    },
+    {
+      usage: 'delete <id>',
+      summary: 'delete an audience',
+      async run(ctx, [id = '']) {
+        await ctx.client().deleteAudience(id);
+        return deleted('audience', id);
+      },
+    },
+  ],
+};
+
+const computedTraits: GroupSpec = {
+  name: 'computed-traits',
+  summary: 'manage computed traits (user traits derived from events)',
+  commands: [
+    {
+      usage: 'list',
+      summary: 'list computed traits',
+      options: () => [new Option('--source <id>', "only this source's computed traits")],
+      async run(ctx, _args, opts: { source?: string }) {
+        const body = await ctx.client().listComputedTraits({ sourceId: opts.source });
+        return { json: body, text: computedTraitTable(body.computedTraits) };
+      },
+    },
+    {
+      usage: 'create',
+      summary: 'create a computed trait',
+      help: [
+        '',
+        'A definition is JSON with a kind, e.g.',
+        '  {"kind": "event_count", "event": "Order Completed", "within": "30d"}',
+        '  {"kind": "last_seen", "event": "Order Completed"}',
+        '  {"kind": "latest_property", "event": "Plan Changed", "property": "plan"}',
+        'The API checks it and names the field that is wrong.',
+      ].join('\n'),
+      options: () => [
+        new Option('--source <id>', 'the source whose events it is computed from').makeOptionMandatory(),
+        new Option('--name <name>', 'its name; the trait is its snake_case').makeOptionMandatory(),
+        ...jsonOptions('definition', 'definition'),
+      ],
+      async run(ctx, _args, opts: { source: string; name: string; definition?: string; definitionFile?: string }) {
+        const definition = await jsonObject(ctx, 'definition', { inline: opts.definition, file: opts.definitionFile });
+        const body = await ctx.client().createComputedTrait({ sourceId: opts.source, name: opts.name, definition });
+        return { json: body, text: computedTraitBlock(body) };
+      },
+    },
+    {
+      usage: 'get <id>',
+      summary: 'show a computed trait and its definition',
+      async run(ctx, [id = '']) {
+        const body = await ctx.client().getComputedTrait(id);
+        return { json: body, text: computedTraitBlock(body) };
+      },
+    },
+    {
+      usage: 'delete <id>',
+      summary: 'delete a computed trait',
+      async run(ctx, [id = '']) {
+        await ctx.client().deleteComputedTrait(id);
+        return deleted('computed trait', id);
+      },
+    },
+  ],
+};
+
+export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations, deadLetters, deletions, audiences, computedTraits];
 
 /**
  * The commander program for one invocation. It never exits the process: errors are thrown as

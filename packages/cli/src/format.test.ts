@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { DeadLetter } from './admin-client.js';
-import { block, deadLetterTable, deletionLine, indentJson, printable, table } from './format.js';
+import type { ComputedTrait, DeadLetter } from './admin-client.js';
+import { block, computedTraitBlock, computedTraitTable, deadLetterTable, deletionLine, indentJson, printable, table } from './format.js';
 
 describe('table', () => {
   it('pads every column but the last to its widest cell', () => {
@@ -56,5 +56,14 @@ describe('deadLetterTable', () => {
 describe('deletionLine', () => {
   it('names the sources it notified', () => {
     assert.equal(deletionLine({ requestId: 'del_1', userId: 'u', notifications: 3, sourceIds: ['a', 'b', 'c'] }), 'deletion del_1: 3 notifications for sources a, b, c\n');
+  });
+});
+
+describe('computed traits', () => {
+  it('show "-" for a definition without a string kind', () => {
+    const t: ComputedTrait = { id: 'ct_1', sourceId: 'src_1', name: 'n', trait: 'n', definition: { kind: 7 }, createdAt: 'c', updatedAt: 'u' };
+    assert.equal(computedTraitTable([t]), 'ID    SOURCE  NAME  TRAIT  KIND\nct_1  src_1   n     n      -\n');
+    assert.match(computedTraitBlock(t), /^kind: +-$/m);
+    assert.match(computedTraitBlock(t), /\ndefinition:\n\{\n {2}"kind": 7\n\}\n$/);
   });
 });

@@ -1,6 +1,6 @@
 // Human-readable output: aligned tables for lists, "key: value" blocks for one object.
 // Every function returns the whole text, newline-terminated, so callers write it in one go.
-import type { DeadLetterDetail, DeadLetterList, DeletionRequest, Destination, Source } from './admin-client.js';
+import type { Audience, ComputedTrait, DeadLetterDetail, DeadLetterList, DeletionRequest, Destination, Source } from './admin-client.js';
 
 /** Columns padded to their widest cell and separated by two spaces; the last is not padded. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -114,6 +114,52 @@ export function deletionLine(r: DeletionRequest): string {
   const sources = r.sourceIds.length === 0 ? 'no sources' : `source${r.sourceIds.length === 1 ? '' : 's'} ${r.sourceIds.join(', ')}`;
   return `deletion ${r.requestId}: ${notifications} for ${sources}\n`;
 }
+
+export function audienceTable(audiences: readonly Audience[]): string {
+  return table(['ID', 'SOURCE', 'NAME', 'PROPERTY'], audiences.map((a) => [a.id, a.sourceId, a.name, a.property]));
+}
+
+/** The fields, then a blank line and the condition laid out as JSON. */
+export function audienceBlock(a: Audience): string {
+  const fields = block([
+    ['id', a.id],
+    ['source', a.sourceId],
+    ['name', a.name],
+    ['property', a.property],
+    ['created', a.createdAt],
+    ['updated', a.updatedAt],
+  ]);
+  return `${fields}
+condition:
+${prettyJson(a.condition)}
+`;
+}
+
+const traitKind = (t: ComputedTrait): string => (typeof t.definition.kind === 'string' ? t.definition.kind : '-');
+
+export function computedTraitTable(traits: readonly ComputedTrait[]): string {
+  return table(['ID', 'SOURCE', 'NAME', 'TRAIT', 'KIND'], traits.map((t) => [t.id, t.sourceId, t.name, t.trait, traitKind(t)]));
+}
+
+/** The fields, then a blank line and the definition laid out as JSON. */
+export function computedTraitBlock(t: ComputedTrait): string {
+  const fields = block([
+    ['id', t.id],
+    ['source', t.sourceId],
+    ['name', t.name],
+    ['trait', t.trait],
+    ['kind', traitKind(t)],
+    ['created', t.createdAt],
+    ['updated', t.updatedAt],
+  ]);
+  return `${fields}
+definition:
+${prettyJson(t.definition)}
+`;
+}
+
+// Values in a definition (event names, trait values) come from users: shown escaped.
+const prettyJson = (value: unknown): string => printable(JSON.stringify(value, null, 2));
 
 /**
  * JSON text laid out two spaces per level, like JSON.stringify(value, null, 2), but token by
