@@ -27,6 +27,8 @@ type Closer = () => Promise<void> | void;
  * a timeout, and the process exits 0 when all finished (1 if one failed or timed out).
  */
 export class Lifecycle {
+  /** Set once a shutdown signal arrived: start-up steps still running may then fail harmlessly. */
+  static signalled = false;
   private readonly closers: Array<{ name: string; close: Closer }> = [];
   private shuttingDown: Promise<boolean> | undefined;
   readonly readiness = new Readiness();
@@ -38,6 +40,7 @@ export class Lifecycle {
   /** Installs the signal handlers; call once from main.ts. */
   handleSignals(exit: (code: number) => void = (code) => process.exit(code)): void {
     const onSignal = (signal: NodeJS.Signals) => {
+      Lifecycle.signalled = true;
       this.logger.info({ signal }, 'shutting down');
       void this.shutdown().then((ok) => exit(ok ? 0 : 1));
     };

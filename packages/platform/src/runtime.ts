@@ -50,6 +50,8 @@ export function createRuntime({ service, logLevel, server: serverOptions, shutdo
  */
 export function runMain(service: string, main: () => Promise<unknown>): void {
   main().catch((err: unknown) => {
+    // Stopped while starting (SIGTERM during a connect): the shutdown in progress decides the exit.
+    if (Lifecycle.signalled) return;
     if (err instanceof ConfigError) {
       process.stderr.write(`${service}: ${err.message}\n`);
       process.exit(2);

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
 import { ConfigView } from '@switchyard/platform/config-view/config-view';
 import { createConsumer } from '@switchyard/platform/kafka/client';
-import { connectClient } from '@switchyard/platform/kafka/connect';
+import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { connectPipeline } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { audienceMetrics } from './audience-metrics.js';
@@ -48,6 +48,7 @@ runMain('audiences', async () => {
   runtime.readiness.set('state', true);
 
   await connectClient(runtime.lifecycle, 'consumer', consumer);
+  trackGroupMembership(runtime.lifecycle, consumer);
   view.on('change', () => void processor.backfillNewAudiences().catch((err: unknown) => runtime.logger.error({ err }, 'backfill failed')));
   const timer = setInterval(() => void processor.sync().catch((err: unknown) => runtime.logger.error({ err }, 'sync failed')), config.AUDIENCES_SYNC_INTERVAL);
   runtime.lifecycle.onShutdown('sync-timer', () => clearInterval(timer));

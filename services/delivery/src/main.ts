@@ -6,7 +6,7 @@ import { loadConfig, commonEnv, env, topicEnv } from '@switchyard/platform/confi
 import { ConfigView } from '@switchyard/platform/config-view/config-view';
 import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import { createConsumer } from '@switchyard/platform/kafka/client';
-import { connectClient } from '@switchyard/platform/kafka/connect';
+import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { connectPipeline } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
@@ -64,6 +64,7 @@ runMain('delivery', async () => {
   // within moments rather than after the current long poll.
   const consumer = createConsumer(kafka, { groupId: `${config.SWITCHYARD_TOPIC_PREFIX}delivery`, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20, maxWaitTimeInMs: 200 });
   await connectClient(runtime.lifecycle, 'consumer', consumer);
+  trackGroupMembership(runtime.lifecycle, consumer);
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
   const delivery = new DeliveryConsumer({
     consumer, codec, runner, metrics, logger: runtime.logger, clock: Date.now,

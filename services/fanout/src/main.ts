@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
 import { ConfigView } from '@switchyard/platform/config-view/config-view';
 import { createConsumer } from '@switchyard/platform/kafka/client';
-import { connectClient } from '@switchyard/platform/kafka/connect';
+import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { connectPipeline } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { runFanout } from './fanout-consumer.js';
@@ -41,6 +41,10 @@ runMain('fanout', async () => {
   // a short fetch wait keeps shutdown quick (disconnect waits for the current long poll).
   const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20, maxWaitTimeInMs: 500 });
   await connectClient(runtime.lifecycle, 'consumer', consumer);
+  trackGroupMembership(runtime.lifecycle, consumer);
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
-  await runFanout({ consumer, producer, groupId, codec, config: view.state, topics, metrics: fanoutMetrics(runtime.metrics), logger: runtime.logger, clock: Date.now });
+  const metrics = fanoutMetrics(runtime.metrics);
+  // Partitions may have moved: lag is reported again for the ones this instance now owns.
+  consumer.on(consumer.events.GROUP_JOIN, () => metrics.lag.reset());
+  await runFanout({ consumer, producer, groupId, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now });
 });

@@ -11,3 +11,13 @@ export async function connectClient(lifecycle: Lifecycle, name: string, client: 
   lifecycle.readiness.set(name, true);
   lifecycle.onShutdown(name, () => client.disconnect());
 }
+
+/**
+ * A consumer is ready once it has joined its group (until then it processes nothing); a crash makes
+ * it unready until kafkajs has restarted it and it joined again.
+ */
+export function trackGroupMembership(lifecycle: Lifecycle, consumer: Consumer, name = 'consumer-group'): void {
+  lifecycle.readiness.set(name, false);
+  consumer.on(consumer.events.GROUP_JOIN, () => lifecycle.readiness.set(name, true));
+  consumer.on(consumer.events.CRASH, () => lifecycle.readiness.set(name, false));
+}
