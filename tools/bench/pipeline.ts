@@ -1,0 +1,142 @@
+// What the benchmark starts and feeds: the stack (reused from KAFKA_BROKERS / SCHEMA_REGISTRY_URL or
+// started fresh), one topic prefix per pipeline (setup), sources and destinations written to the
+// config topic, the services spawned from source through tsx exactly as `npm start` and the tests
+// run them, delivery tasks written straight to the delivery topic, and RSS read from /proc.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
+import { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import { configKey, type Destination, type Source } from '@switchyard/platform/config-view/config-state';
+import { topicNames } from '@switchyard/platform/kafka/topics';
+import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
+import { repoRoot } from '../stack/paths.js';
+import { freePort } from '../stack/ports.js';
+import { runOnce, spawnService, waitForHttp, type ServiceProcess } from '../stack/services.js';
+
+export interface StackRef { brokers: string; registryUrl: string }
+
+export function rawKafka(stack: StackRef, clientId: string): Kafka {
+  return new Kafka({ clientId, brokers: stack.brokers.split(','), logLevel: logLevel.ERROR, retry: { retries: 8, initialRetryTime: 200 } });
+}
+
+export function makeSource(): Source {
+  const now = Date.now();
+  return { id: `src_${randomBytes(6).toString('hex')}`, name: 'Bench source', enabled: true, writeKeys: [randomBytes(24).toString('base64url')], createdAt: now, updatedAt: now };
+}
+
+export function makeDestination(sourceId: string, urls: string[]): Destination {
+  const now = Date.now();
+  return {
+    id: `dst_${randomBytes(6).toString('hex')}`, sourceId, name: 'Bench webhooks', type: 'webhooks', enabled: true, sharedSecret: 'bench-secret',
+    webhooks: urls.map((url) => ({ url, headers: {} })), createdAt: now, updatedAt: now,
+  };
+}
+
+export interface Service { name: string; url: string; proc: ServiceProcess; stop(): Promise<unknown> }
+
+const portVars: Record<string, string> = { ingest: 'INGEST_PORT', fanout: 'FANOUT_PORT', delivery: 'DELIVERY_PORT', control: 'CONTROL_PORT' };
+
+/** One topic prefix with its own topics, config and services. */
+export class Pipeline {
+  readonly topics;
+  readonly env: NodeJS.ProcessEnv;
+  readonly services: Service[] = [];
+  private codec: AvroCodec | undefined;
+  private producer: Producer | undefined;
+
+  constructor(readonly stack: StackRef, readonly prefix: string, env: NodeJS.ProcessEnv) {
+    this.topics = topicNames(prefix);
+    this.env = { KAFKA_BROKERS: stack.brokers, SCHEMA_REGISTRY_URL: stack.registryUrl, SWITCHYARD_TOPIC_PREFIX: prefix, LOG_LEVEL: 'warn', SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', ...env };
+  }
+
+  async setup(): Promise<void> {
+    await runOnce('setup', { env: this.env });
+    this.codec = new AvroCodec({ registryUrl: this.stack.registryUrl });
+    await this.codec.register(['io.switchyard.config.Source', 'io.switchyard.config.Destination', 'io.switchyard.pipeline.DeliveryTask']);
+    this.producer = rawKafka(this.stack, 'bench-writer').producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
+    await this.producer.connect();
+  }
+
+  async writeConfig(sources: Source[], destinations: Destination[]): Promise<void> {
+    const codec = this.codec!;
+    await this.producer!.send({
+      topic: this.topics.config, acks: -1,
+      messages: [
+        ...sources.map((s) => ({ key: configKey.source(s.id), value: codec.encode('io.switchyard.config.Source', s) })),
+        ...destinations.map((d) => ({ key: configKey.destination(d.id), value: codec.encode('io.switchyard.config.Destination', d) })),
+      ],
+    });
+  }
+
+  /** Writes delivery tasks (as fan-out would) in chunks, a few sends at a time. */
+  async writeTasks(destination: Destination, ids: string[], chunk = 1000): Promise<void> {
+    const codec = this.codec!;
+    const now = Date.now();
+    const sends: Array<Promise<unknown>> = [];
+    for (let i = 0; i < ids.length; i += chunk) {
+      const messages = ids.slice(i, i + chunk).map((messageId, j) => {
+        const userKey = `user-${(i + j) % 997}`;
+        const t: DeliveryTask = {
+          taskId: `${messageId}:${destination.id}`, messageId, sourceId: destination.sourceId, destinationId: destination.id, eventType: 'track', userKey,
+          body: JSON.stringify({ version: 1, type: 'track', messageId, userId: userKey, event: 'Order Completed', properties: { orderId: `o-${i + j}`, revenue: 42.5, currency: 'EUR' }, context: { library: { name: 'switchyard-bench' } }, timestamp: new Date(now).toISOString() }),
+          receivedAt: now, createdAt: now, attempt: 0, firstAttemptAt: null, deadline: null, notBefore: null, pendingUrls: null, lastStatus: null, lastError: null,
+        };
+        return { key: `${destination.id}:${userKey}`, value: codec.encode('io.switchyard.pipeline.DeliveryTask', t) };
+      });
+      sends.push(this.producer!.send({ topic: this.topics.delivery, acks: -1, messages }));
+      if (sends.length >= 8) await Promise.all(sends.splice(0));
+    }
+    await Promise.all(sends);
+  }
+
+  async start(name: string, extra: NodeJS.ProcessEnv = {}): Promise<Service> {
+    const port = await freePort();
+    const proc = spawnService(name, { env: { ...this.env, ...extra, [portVars[name]!]: String(port) }, echo: process.env.BENCH_ECHO === '1' });
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      await waitForHttp(`${url}/readyz`, 90_000, proc);
+    } catch (err) {
+      await proc.stop('SIGKILL');
+      throw err;
+    }
+    const service: Service = { name, url, proc, stop: () => proc.stop('SIGTERM', 15_000) };
+    this.services.push(service);
+    return service;
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all(this.services.splice(0).map((s) => s.stop()));
+    await this.producer?.disconnect();
+    this.producer = undefined;
+  }
+}
+
+/** Resident set size of a process in MB (Linux /proc), or NaN elsewhere. */
+export function rssMb(pid: number | undefined): number {
+  if (!pid) return NaN;
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** Baseline (c) as its own process: resolves with its URL and a stop function. */
+export async function startBareIngest(stack: StackRef, topic: string, writeKey: string): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', join(repoRoot, 'tools', 'bench', 'bare-ingest.ts')], {
+    cwd: repoRoot, env: { ...process.env, KAFKA_BROKERS: stack.brokers, BARE_TOPIC: topic, BARE_WRITE_KEY: writeKey }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error('bare ingest did not start')), 60_000);
+    child.stdout!.on('data', (c: Buffer) => { out += c.toString(); const m = /listening (\d+)/.exec(out); if (m) { clearTimeout(timer); resolve(Number(m[1])); } });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`bare ingest exited ${code}`)); });
+  });
+  return {
+    url: `http://127.0.0.1:${port}`, child,
+    stop: () => new Promise<void>((resolve) => { if (child.exitCode !== null) { resolve(); return; } child.once('exit', () => resolve()); child.kill('SIGTERM'); }),
+  };
+}
