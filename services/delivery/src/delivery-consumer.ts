@@ -7,6 +7,9 @@ import { ConcurrencyLimiter, KeyedLimiter } from './in-flight-limits.js';
 import { PartitionOffsets } from './offset-tracker.js';
 import type { TaskRunner } from './task-runner.js';
 
+/** A full destination whose oldest request has waited this long is hung, not merely busy. */
+const STALLED_MS = 1000;
+
 export interface DeliveryConsumerOptions {
   consumer: Consumer;
   codec: AvroCodec;
@@ -41,6 +44,8 @@ export class DeliveryConsumer {
   private readonly perDestination: KeyedLimiter;
   private readonly resumeTimers = new Map<string, NodeJS.Timeout>();
   private readonly lagByPartition = new Map<string, number>();
+  /** Start times of the requests in flight, per destination: how long the oldest has been waiting. */
+  private readonly started = new Map<string, Set<{ at: number }>>();
   /** Partitions paused because this destination's queue is full, resumed as it drains. */
   private readonly blockedBy = new Map<string, Map<string, { topic: string; partition: number }>>();
   private commitTimer: NodeJS.Timeout | undefined;
@@ -82,8 +87,19 @@ export class DeliveryConsumer {
             return;
           }
           if (this.destinationFull(task.destinationId)) {
-            this.waitForDestination(task.destinationId, topic, partition, message.offset);
-            return;
+            if (!this.destinationStalled(task.destinationId, now)) {
+              this.waitForDestination(task.destinationId, topic, partition, message.offset);
+              return;
+            }
+            // The destination is not answering: its overflow waits in the retry tier, and the
+            // partition keeps flowing for every other destination.
+            await this.global.acquire();
+            tracker.track(message.offset);
+            resolveOffset(message.offset);
+            const deferred = this.opts.runner.defer(task, 'overloaded').catch((err: unknown) => this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished'))
+              .finally(() => { tracker.complete(message.offset); this.global.release(); this.inFlight.delete(deferred); });
+            this.inFlight.add(deferred);
+            continue;
           }
           await this.global.acquire();
           tracker.track(message.offset);
@@ -117,15 +133,28 @@ export class DeliveryConsumer {
   private async dispatch(task: DeliveryTask): Promise<void> {
     const key = task.destinationId;
     await this.perDestination.acquire(key);
+    const mark = { at: this.opts.clock() };
+    let started = this.started.get(key);
+    if (!started) this.started.set(key, (started = new Set()));
+    started.add(mark);
     try {
       await this.opts.runner.run(task);
     } catch (err) {
       // Only shutdown makes the runner give up; the offset stays uncommitted and the task is read again.
       this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished');
     } finally {
+      started.delete(mark);
+      if (started.size === 0) this.started.delete(key);
       this.perDestination.release(key);
       this.resumeDrained(key);
     }
+  }
+
+  /** Full, and its oldest request has waited over STALLED_MS: slow or hung, not merely busy. */
+  private destinationStalled(destinationId: string, now: number): boolean {
+    let oldest = now;
+    for (const { at } of this.started.get(destinationId) ?? []) oldest = Math.min(oldest, at);
+    return now - oldest > STALLED_MS;
   }
 
   private destinationFull(destinationId: string): boolean {
@@ -142,13 +171,23 @@ export class DeliveryConsumer {
     this.opts.consumer.pause([{ topic, partitions: [partition] }]);
     this.opts.consumer.seek({ topic, partition, offset });
     let blocked = this.blockedBy.get(destinationId);
-    if (!blocked) this.blockedBy.set(destinationId, (blocked = new Map()));
+    if (!blocked) {
+      this.blockedBy.set(destinationId, (blocked = new Map()));
+      // If the destination turns out to be hung rather than busy, its partitions are read again
+      // (and its overflow deferred) instead of waiting for its requests to time out.
+      setTimeout(() => { if (this.destinationStalled(destinationId, this.opts.clock())) this.resumeBlocked(destinationId); }, STALLED_MS + 100).unref();
+    }
     blocked.set(`${topic}:${partition}`, { topic, partition });
   }
 
   private resumeDrained(destinationId: string): void {
+    if (this.perDestination.waiting(destinationId) > this.opts.maxWaitingPerDestination / 2) return;
+    this.resumeBlocked(destinationId);
+  }
+
+  private resumeBlocked(destinationId: string): void {
     const blocked = this.blockedBy.get(destinationId);
-    if (!blocked || this.perDestination.waiting(destinationId) > this.opts.maxWaitingPerDestination / 2) return;
+    if (!blocked) return;
     this.blockedBy.delete(destinationId);
     const resumable = [...blocked.values()].filter(({ topic, partition }) => !this.resumeTimers.has(`${topic}:${partition}`));
     if (resumable.length) this.opts.consumer.resume(resumable.map(({ topic, partition }) => ({ topic, partitions: [partition] })));

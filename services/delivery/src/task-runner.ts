@@ -67,6 +67,15 @@ export class TaskRunner {
     return this.retryLater({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.retryUrls, failure, verdict.reason, verdict.retryAfterMs);
   }
 
+  /**
+   * Sends a task to the retry tier without a request: its destination is failing and already has a
+   * full queue. It counts as a failed attempt, so tiers and the deadline apply as usual.
+   */
+  defer(task: DeliveryTask, reason: 'overloaded'): Promise<void> {
+    this.deps.metrics.attempts.inc({ destination: task.destinationId, status_class: 'skipped' });
+    return this.retryLater(task, this.deps.clock(), task.pendingUrls, { status: null, excerpt: null, error: reason }, reason);
+  }
+
   private async retryLater(task: DeliveryTask, now: number, retryUrls: string[] | null, failure: Failure, reason: string, retryAfterMs?: number): Promise<void> {
     const firstAttemptAt = task.firstAttemptAt ?? now;
     const decision = nextRetry(this.deps.policy, { attempt: task.attempt + 1, firstAttemptAt, now, retryAfterMs });
