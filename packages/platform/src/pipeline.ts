@@ -1,4 +1,5 @@
 import { AvroCodec, type AvroSchemaName } from './codec/avro-codec.js';
+import { ConfigView } from './config-view/config-view.js';
 import { createKafka, createProducer, type Kafka, type Producer } from './kafka/client.js';
 import { connectClient } from './kafka/connect.js';
 import { topicNames, type TopicNames } from './kafka/topics.js';
@@ -28,4 +29,17 @@ export async function connectPipeline(runtime: ServiceRuntime, config: PipelineS
   await codec.register(schemas);
   runtime.readiness.set('schemas', true);
   return { kafka, producer, codec, topics: topicNames(config.SWITCHYARD_TOPIC_PREFIX) };
+}
+
+/**
+ * The configuration view of a service that needs it before it can do anything: reads the config
+ * topic to its end (the service is not ready until then), follows it, and stops on shutdown.
+ */
+export async function startConfigView(runtime: ServiceRuntime, { kafka, codec, topics }: PipelineClients): Promise<ConfigView> {
+  const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: runtime.service });
+  runtime.readiness.set('config', false);
+  await view.start();
+  runtime.lifecycle.onShutdown('config-view', () => view.stop());
+  runtime.readiness.set('config', true);
+  return view;
 }

@@ -4,10 +4,9 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
-import { ConfigView } from '@switchyard/platform/config-view/config-view';
 import { createConsumer } from '@switchyard/platform/kafka/client';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
-import { connectPipeline } from '@switchyard/platform/pipeline';
+import { connectPipeline, startConfigView } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { audienceMetrics } from './audience-metrics.js';
 import { AudienceProcessor } from './audience-processor.js';
@@ -26,14 +25,11 @@ runMain('audiences', async () => {
   const runtime = createRuntime({ service: 'audiences', logLevel: config.LOG_LEVEL });
   await runtime.listen(config.HOST, config.AUDIENCES_PORT);
   const transactionalId = config.AUDIENCES_TRANSACTIONAL_ID ?? `${config.SWITCHYARD_TOPIC_PREFIX}audiences-${hostname()}`;
-  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, [
+  const clients = await connectPipeline(runtime, config, [
     'io.switchyard.event.Identify', 'io.switchyard.pipeline.AudienceUserState',
   ], { transactionalId });
-  const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'audiences' });
-  runtime.readiness.set('config', false);
-  await view.start();
-  runtime.lifecycle.onShutdown('config-view', () => view.stop());
-  runtime.readiness.set('config', true);
+  const { kafka, producer, codec, topics } = clients;
+  const view = await startConfigView(runtime, clients);
 
   const metrics = audienceMetrics(runtime.metrics);
   const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}audiences`;

@@ -3,12 +3,12 @@
 // dead-letter topic. Composition root: the only place that reads the environment and wires I/O.
 import { z } from 'zod';
 import { loadConfig, commonEnv, env, topicEnv } from '@switchyard/platform/config';
-import { ConfigView } from '@switchyard/platform/config-view/config-view';
+import { unreadableRecord } from '@switchyard/platform/codec/invalid-event';
 import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import { createConsumer } from '@switchyard/platform/kafka/client';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
-import { connectPipeline } from '@switchyard/platform/pipeline';
+import { connectPipeline, startConfigView } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { DeliveryConsumer } from './delivery-consumer.js';
@@ -38,14 +38,11 @@ runMain('delivery', async () => {
   const config = loadConfig(configSchema);
   const runtime = createRuntime({ service: 'delivery', logLevel: config.LOG_LEVEL });
   await runtime.listen(config.HOST, config.DELIVERY_PORT);
-  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, [
+  const clients = await connectPipeline(runtime, config, [
     'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.DeadLetter', 'io.switchyard.pipeline.InvalidEvent',
   ]);
-  const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'delivery' });
-  runtime.readiness.set('config', false);
-  await view.start();
-  runtime.lifecycle.onShutdown('config-view', () => view.stop());
-  runtime.readiness.set('config', true);
+  const { kafka, producer, codec, topics } = clients;
+  const view = await startConfigView(runtime, clients);
 
   const metrics = deliveryMetrics(runtime.metrics);
   const client = new WebhookClient({ policy: new AddressPolicy(config.SWITCHYARD_ALLOWED_CIDRS), timeoutMs: config.DELIVERY_TIMEOUT, userAgent: `${config.DELIVERY_USER_AGENT}/1.0` });
@@ -75,10 +72,8 @@ runMain('delivery', async () => {
     commitIntervalMs: config.DELIVERY_COMMIT_INTERVAL,
     setAside: async (value, topic, partition, offset, reason) => {
       runtime.logger.error({ topic, partition, offset, reason }, 'unreadable delivery task set aside');
-      await batcher.submit([{ topic: topics.invalidEvents, key: null, value: codec.encode('io.switchyard.pipeline.InvalidEvent', {
-        reason: 'undecodable', message: reason, stage: 'delivery', sourceId: null, messageId: null, batchIndex: null,
-        payload: value ?? Buffer.alloc(0), originTopic: topic, originPartition: partition, originOffset: offset, receivedAt: Date.now(),
-      }) }]).acked;
+      const record = unreadableRecord('delivery', 'undecodable', reason, { value, topic, partition, offset }, Date.now());
+      await batcher.submit([{ topic: topics.invalidEvents, key: null, value: codec.encode('io.switchyard.pipeline.InvalidEvent', record) }]).acked;
     },
   });
   // Registered after the consumer's disconnect, so it runs before it: stop reading, drain, commit.

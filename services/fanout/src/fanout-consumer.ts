@@ -1,5 +1,6 @@
 import type { AvroCodec, Decoded } from '@switchyard/platform/codec/avro-codec';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
+import { unreadableRecord } from '@switchyard/platform/codec/invalid-event';
 import { CodecError } from '@switchyard/platform/errors';
 import type { Consumer, Producer } from '@switchyard/platform/kafka/client';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
@@ -86,9 +87,6 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
 function invalidRecord(deps: FanoutDeps, reason: string, message: string, value: Buffer | null, topic: string, partition: number, offset: string, now: number): OutMessage {
   return {
     key: null,
-    value: deps.codec.encode('io.switchyard.pipeline.InvalidEvent', {
-      reason, message, stage: 'fanout', sourceId: null, messageId: null, batchIndex: null,
-      payload: value ?? Buffer.alloc(0), originTopic: topic, originPartition: partition, originOffset: offset, receivedAt: now,
-    }),
+    value: deps.codec.encode('io.switchyard.pipeline.InvalidEvent', unreadableRecord('fanout', reason, message, { value, topic, partition, offset }, now)),
   };
 }

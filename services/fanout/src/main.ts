@@ -4,10 +4,9 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
-import { ConfigView } from '@switchyard/platform/config-view/config-view';
 import { createConsumer } from '@switchyard/platform/kafka/client';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
-import { connectPipeline } from '@switchyard/platform/pipeline';
+import { connectPipeline, startConfigView } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { runFanout } from './fanout-consumer.js';
 import { fanoutMetrics } from './fanout-metrics.js';
@@ -28,14 +27,11 @@ runMain('fanout', async () => {
   await runtime.listen(config.HOST, config.FANOUT_PORT);
   const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}fanout`;
   const transactionalId = config.FANOUT_TRANSACTIONAL_ID ?? `${config.SWITCHYARD_TOPIC_PREFIX}fanout-${hostname()}`;
-  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, [
+  const clients = await connectPipeline(runtime, config, [
     'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.InvalidEvent',
   ], { transactionalId });
-  const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'fanout' });
-  runtime.readiness.set('config', false);
-  await view.start();
-  runtime.lifecycle.onShutdown('config-view', () => view.stop());
-  runtime.readiness.set('config', true);
+  const { kafka, producer, codec, topics } = clients;
+  const view = await startConfigView(runtime, clients);
 
   // A short session lets a replacement take over a crashed instance's partitions within seconds.
   // Fetches wait for 64 KB or 100 ms: fewer, larger batches mean fewer transactions (the cost per
