@@ -1,13 +1,16 @@
 // npm test: every test. Starts a fresh Kafka broker and schema registry in a temporary directory
 // (or uses KAFKA_BROKERS / SCHEMA_REGISTRY_URL), then runs node's test runner over every
 // *.test.ts file, and stops the stack. Extra arguments are passed to `node --test` (e.g. a file).
+// Every service a test starts logs to its own file under <run dir>/logs; at the end every such file
+// is scanned for the secrets the tests registered, and a leak fails the run (tools/stack/test-logs.ts).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { repoRoot } from './stack/paths.js';
 import { freePort } from './stack/ports.js';
 import { startStack, type Stack } from './stack/stack.js';
+import { scanLogs, TEST_LOG_DIR, TEST_SECRETS_FILE } from './stack/test-logs.js';
 
 const t0 = Date.now();
 const log = (line: string) => console.log(`[test] ${line}`);
@@ -26,6 +29,9 @@ const files = args.some((a) => a.endsWith('.ts'))
   : ['packages', 'services', 'test', 'tools'].flatMap((d) => testFiles(join(repoRoot, d))).map((f) => relative(repoRoot, f)).sort();
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-test-'));
+const logDir = join(dir, 'logs');
+const secretsFile = join(dir, 'secrets.jsonl');
+mkdirSync(logDir);
 let stack: Stack | undefined;
 let code = 1;
 try {
@@ -36,11 +42,12 @@ try {
     const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=180000', ...args, ...files], {
       cwd: repoRoot,
       stdio: 'inherit',
-      env: { ...process.env, KAFKA_BROKERS: stack!.brokers, SCHEMA_REGISTRY_URL: stack!.registryUrl, SWITCHYARD_TEST_DIR: dir },
+      env: { ...process.env, KAFKA_BROKERS: stack!.brokers, SCHEMA_REGISTRY_URL: stack!.registryUrl, SWITCHYARD_TEST_DIR: dir, [TEST_LOG_DIR]: logDir, [TEST_SECRETS_FILE]: secretsFile },
     });
     child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0)));
     for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => child.kill(sig));
   });
+  if (!secretScanPassed()) code = 1;
 } catch (err) {
   console.error(`[test] ${(err as Error).stack ?? err}`);
 } finally {
@@ -50,3 +57,12 @@ try {
   log(`total ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 }
 process.exit(code);
+
+/** The log scan: names each file and line holding a registered secret (never the secret itself). */
+function secretScanPassed(): boolean {
+  const t = Date.now();
+  const { files, bytes, secrets, leaks } = scanLogs(logDir, secretsFile);
+  log(`secret scan: ${secrets} secrets in ${files} service log files (${(bytes / 1e6).toFixed(1)} MB), ${leaks.length} leaks, ${Date.now() - t} ms`);
+  for (const leak of leaks.slice(0, 50)) console.error(`[test] LEAK ${leak.file}:${leak.line} contains ${leak.label}`);
+  return leaks.length === 0;
+}

@@ -5,19 +5,24 @@ import { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { configKey, type Destination, type Source } from '@switchyard/platform/config-view/config-state';
 import { createProducer } from '@switchyard/platform/kafka/client';
 import { topicNames } from '@switchyard/platform/kafka/topics';
+import { registerSecretsIn } from './secrets.js';
 import { testKafka, testStack } from './stack.js';
 
 export function makeSource(overrides: Partial<Source> = {}): Source {
   const now = Date.now();
-  return { id: `src_${randomBytes(6).toString('hex')}`, name: 'Test source', enabled: true, writeKeys: [randomBytes(24).toString('base64url')], createdAt: now, updatedAt: now, ...overrides };
+  const source = { id: `src_${randomBytes(6).toString('hex')}`, name: 'Test source', enabled: true, writeKeys: [randomBytes(24).toString('base64url')], createdAt: now, updatedAt: now, ...overrides };
+  registerSecretsIn(source, 'makeSource');
+  return source;
 }
 
 export function makeDestination(sourceId: string, overrides: Partial<Destination> = {}): Destination {
   const now = Date.now();
-  return {
+  const destination: Destination = {
     id: `dst_${randomBytes(6).toString('hex')}`, sourceId, name: 'Webhooks', type: 'webhooks', enabled: true, sharedSecret: null,
     webhooks: [{ url: 'https://hooks.example.com/in', headers: {} }], createdAt: now, updatedAt: now, ...overrides,
   };
+  registerSecretsIn(destination, 'makeDestination');
+  return destination;
 }
 
 export async function writeConfig(prefix: string, records: { sources?: Source[]; destinations?: Destination[]; deleteSources?: string[] }, brokers?: string): Promise<void> {

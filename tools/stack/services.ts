@@ -5,6 +5,7 @@ import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { repoRoot } from './paths.js';
 import { sleep } from './process.js';
+import { registerEnvSecrets, serviceLogFile } from './test-logs.js';
 
 export interface ServiceProcess {
   name: string;
@@ -18,7 +19,7 @@ export interface ServiceProcess {
 
 export interface ServiceSpawnOptions {
   env: NodeJS.ProcessEnv;
-  /** Append the output here too. */
+  /** Append the output here too (default under a test run: one file per process in TEST_LOG_DIR, which the run scans for secrets). */
   logFile?: string;
   /** Echo each line (tests debugging). */
   echo?: boolean;
@@ -28,13 +29,15 @@ export function serviceEntry(name: string): string {
   return join(repoRoot, 'services', name, 'src', 'main.ts');
 }
 
-export function spawnService(name: string, { env, logFile, echo = false }: ServiceSpawnOptions): ServiceProcess {
+export function spawnService(name: string, { env, logFile: givenLogFile, echo = false }: ServiceSpawnOptions): ServiceProcess {
+  registerEnvSecrets(env, name);
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', serviceEntry(name)], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const output: string[] = [];
+  const logFile = givenLogFile ?? serviceLogFile(name, child.pid);
   let file: ReturnType<typeof createWriteStream> | undefined;
   if (logFile) { mkdirSync(dirname(logFile), { recursive: true }); file = createWriteStream(logFile, { flags: 'a' }); }
   const onData = (chunk: Buffer) => {
