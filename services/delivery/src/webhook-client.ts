@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { parseRetryAfter, type AttemptResult } from './outcome.js';
 
@@ -32,15 +32,26 @@ const TLS_CODES = new Set([
   'CERT_SIGNATURE_FAILURE', 'ERR_SSL_WRONG_VERSION_NUMBER', 'EPROTO',
 ]);
 
+/** Parsed URLs and host verdicts are kept per URL string; a destination has a handful of URLs. */
+const CACHE_MAX = 10_000;
+
+type Target = { origin: string; path: string } | { error: AttemptResult };
+
 /**
  * POSTs webhook bodies with undici: one keep-alive pool per origin, redirects never followed,
  * certificates always verified (a self-signed one fails the handshake, so no request is sent),
  * the whole response bounded by the timeout. The SSRF guard sits in the connection's DNS lookup:
  * every address a name resolves to is checked, and the socket connects to the address that was
  * checked — there is no second lookup to rebind. Literal IP hosts are checked before connecting.
+ *
+ * Requests go through undici's low-level `dispatch` with a small handler rather than `request()`:
+ * only the status, one header and an excerpt of the body are needed, and skipping the response
+ * stream, its async iterator and the AbortSignal per request was the largest saving in delivery's
+ * CPU profile (BENCHMARKS.md, "Changes driven by the benchmark").
  */
 export class WebhookClient {
   private readonly agent: Agent;
+  private readonly targets = new Map<string, Target>();
 
   constructor(private readonly opts: WebhookClientOptions) {
     this.agent = new Agent({
@@ -51,50 +62,122 @@ export class WebhookClient {
     });
   }
 
-  async post({ url, body, headers, sharedSecret }: WebhookRequest): Promise<AttemptResult> {
-    let parsed: URL;
-    try { parsed = new URL(url); } catch { return { kind: 'error', error: 'invalid_url', message: `${url} is not a URL` }; }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { kind: 'error', error: 'invalid_url', message: `scheme ${parsed.protocol} is not http or https` };
-    const verdict = this.opts.policy.checkHost(parsed.hostname);
-    if ('allowed' in verdict && !verdict.allowed) return { kind: 'error', error: 'blocked_address', message: `${parsed.hostname} is a ${verdict.class} address` };
-
-    const signal = AbortSignal.timeout(this.opts.timeoutMs);
-    try {
-      const res = await request(parsed, {
-        method: 'POST',
-        dispatcher: this.agent,
-        signal,
-        body,
-        headers: {
-          ...headers,
-          'content-type': 'application/json',
-          'user-agent': this.opts.userAgent,
-          ...(sharedSecret ? { 'x-signature': signature(body, sharedSecret) } : {}),
-        },
-      });
-      const excerpt = await readExcerpt(res.body, this.opts.excerptBytes ?? 1024);
-      const retryAfter = res.headers['retry-after'];
-      return { kind: 'response', status: res.statusCode, bodyExcerpt: excerpt, retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()) };
-    } catch (err) {
-      return classifyError(err, signal.aborted);
-    }
+  post({ url, body, headers, sharedSecret }: WebhookRequest): Promise<AttemptResult> {
+    const target = this.target(url);
+    if ('error' in target) return Promise.resolve(target.error);
+    return new Promise<AttemptResult>((resolve) => {
+      const handler = new ResponseHandler(this.opts.excerptBytes ?? 1024, resolve);
+      handler.startTimer(this.opts.timeoutMs);
+      try {
+        this.agent.dispatch({
+          origin: target.origin,
+          path: target.path,
+          method: 'POST',
+          body,
+          headers: {
+            ...headers,
+            'content-type': 'application/json',
+            'user-agent': this.opts.userAgent,
+            ...(sharedSecret ? { 'x-signature': signature(body, sharedSecret) } : {}),
+          },
+        }, handler);
+      } catch (err) {
+        handler.onResponseError(undefined, err as Error);
+      }
+    });
   }
 
   close(): Promise<void> {
     return this.agent.close();
   }
+
+  /** The origin and path of a URL, or why it cannot be posted to (the address policy never changes). */
+  private target(url: string): Target {
+    let target = this.targets.get(url);
+    if (target) return target;
+    target = parseTarget(url, this.opts.policy);
+    if (this.targets.size >= CACHE_MAX) this.targets.clear();
+    this.targets.set(url, target);
+    return target;
+  }
 }
 
-async function readExcerpt(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    if (size < limit) chunks.push(chunk);
-    size += chunk.length;
-    // Big bodies are cut off: only the excerpt is needed, and reading on would hold the slot.
-    if (size > 64 * 1024) { body.destroy(); break; }
+function parseTarget(url: string, policy: AddressPolicy): Target {
+  let parsed: URL;
+  try { parsed = new URL(url); } catch { return { error: { kind: 'error', error: 'invalid_url', message: `${url} is not a URL` } }; }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return { error: { kind: 'error', error: 'invalid_url', message: `scheme ${parsed.protocol} is not http or https` } };
+  const verdict = policy.checkHost(parsed.hostname);
+  if ('allowed' in verdict && !verdict.allowed) return { error: { kind: 'error', error: 'blocked_address', message: `${parsed.hostname} is a ${verdict.class} address` } };
+  return { origin: parsed.origin, path: `${parsed.pathname}${parsed.search}` };
+}
+
+/** Responses bigger than this are cut off: only the excerpt is needed, and reading on would hold the slot. */
+const READ_LIMIT = 64 * 1024;
+
+/**
+ * Collects one response: its status, Retry-After and the first bytes of the body, and settles once
+ * (end, error, the size limit, or the whole-response timeout, whichever comes first).
+ */
+class ResponseHandler implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private timedOut = false;
+  private settled = false;
+  private status = 0;
+  private retryAfter: string | undefined;
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+
+  constructor(private readonly excerptBytes: number, private readonly resolve: (r: AttemptResult) => void) {}
+
+  startTimer(ms: number): void {
+    this.timer = setTimeout(() => {
+      this.timedOut = true;
+      const err = Object.assign(new Error('no response within the time limit'), { name: 'TimeoutError' });
+      if (this.controller) this.controller.abort(err); else this.onResponseError(undefined, err);
+    }, ms);
   }
-  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.settled) controller.abort(new Error('settled before the request started'));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    if (statusCode < 200) return; // 1xx informational: the real response follows
+    this.status = statusCode;
+    const retryAfter = headers['retry-after'];
+    this.retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.size < this.excerptBytes) this.chunks.push(chunk);
+    this.size += chunk.length;
+    if (this.size > READ_LIMIT) {
+      this.finish();
+      controller.abort(new Error('response body over the read limit'));
+    }
+  }
+
+  onResponseEnd(): void {
+    this.finish();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
+    this.settle(classifyError(err, this.timedOut));
+  }
+
+  private finish(): void {
+    const excerpt = Buffer.concat(this.chunks).subarray(0, this.excerptBytes).toString('utf8');
+    this.settle({ kind: 'response', status: this.status, bodyExcerpt: excerpt, retryAfterMs: parseRetryAfter(this.retryAfter, Date.now()) });
+  }
+
+  private settle(result: AttemptResult): void {
+    if (this.settled) return;
+    this.settled = true;
+    clearTimeout(this.timer);
+    this.resolve(result);
+  }
 }
 
 function classifyError(err: unknown, timedOut: boolean): AttemptResult {

@@ -1,0 +1,94 @@
+import { strict as assert } from 'node:assert';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { after, before, describe, it } from 'node:test';
+import { AddressPolicy } from '@switchyard/platform/net/address-policy';
+import { signature, WebhookClient } from './webhook-client.js';
+
+// Real HTTP servers on 127.0.0.1: the client's handling of each kind of answer (and of none).
+type Handler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void;
+
+describe('WebhookClient', () => {
+  let server: Server;
+  let base = '';
+  const routes = new Map<string, Handler>();
+  const client = new WebhookClient({ policy: new AddressPolicy(['127.0.0.0/8']), timeoutMs: 500, userAgent: 'Switchyard/1.0', excerptBytes: 16 });
+
+  before(async () => {
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => (routes.get(req.url ?? '') ?? ((_q, r) => r.end()))(req, res, Buffer.concat(chunks)));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  after(async () => {
+    await client.close();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('posts the body with the signature, content type and user agent, and reads status and excerpt', async () => {
+    let seen: { headers: IncomingMessage['headers']; body: string } | undefined;
+    routes.set('/ok?x=1', (req, res, body) => { seen = { headers: req.headers, body: body.toString() }; res.writeHead(201).end('accepted, thank you very much'); });
+    const body = Buffer.from('{"type":"track"}');
+    const result = await client.post({ url: `${base}/ok?x=1`, body, headers: { authorization: 'Bearer abc' }, sharedSecret: 's3cret' });
+    assert.deepEqual(result, { kind: 'response', status: 201, bodyExcerpt: 'accepted, thank ', retryAfterMs: undefined });
+    assert.equal(seen?.body, '{"type":"track"}');
+    assert.equal(seen?.headers['x-signature'], signature(body, 's3cret'));
+    assert.equal(seen?.headers['content-type'], 'application/json');
+    assert.equal(seen?.headers['user-agent'], 'Switchyard/1.0');
+    assert.equal(seen?.headers.authorization, 'Bearer abc');
+  });
+
+  it('reports Retry-After of a 503', async () => {
+    routes.set('/busy', (_req, res) => { res.writeHead(503, { 'retry-after': '7' }).end(); });
+    const result = await client.post({ url: `${base}/busy`, body: Buffer.from('{}'), headers: {}, sharedSecret: null });
+    assert.equal(result.kind, 'response');
+    assert.equal(result.kind === 'response' && result.status, 503);
+    assert.ok(result.kind === 'response' && result.retryAfterMs !== undefined && result.retryAfterMs >= 6000 && result.retryAfterMs <= 7000);
+  });
+
+  it('times out a receiver that never answers, and one that answers byte by byte past the limit', async () => {
+    routes.set('/hang', () => {});
+    routes.set('/drip', (_req, res) => {
+      res.writeHead(200);
+      const t = setInterval(() => { if (!res.destroyed) res.write('x'); else clearInterval(t); }, 50);
+      res.on('close', () => clearInterval(t));
+    });
+    for (const path of ['/hang', '/drip']) {
+      const started = Date.now();
+      const result = await client.post({ url: `${base}${path}`, body: Buffer.from('{}'), headers: {}, sharedSecret: null });
+      assert.deepEqual(result, { kind: 'error', error: 'timeout', message: 'no response within the time limit' }, path);
+      assert.ok(Date.now() - started < 1500, `${path} bounded by the timeout`);
+    }
+  });
+
+  it('classifies a reset connection and a refused one', async () => {
+    routes.set('/reset', (req) => { req.socket.destroy(); });
+    const reset = await client.post({ url: `${base}/reset`, body: Buffer.from('{}'), headers: {}, sharedSecret: null });
+    assert.equal(reset.kind === 'error' && reset.error, 'reset');
+    const refused = await client.post({ url: 'http://127.0.0.1:1/none', body: Buffer.from('{}'), headers: {}, sharedSecret: null });
+    assert.equal(refused.kind === 'error' && refused.error, 'connect');
+  });
+
+  it('cuts off a huge response body and still reports its status', async () => {
+    routes.set('/huge', (_req, res) => { res.writeHead(500); res.end(Buffer.alloc(1 << 20, 'a')); });
+    const result = await client.post({ url: `${base}/huge`, body: Buffer.from('{}'), headers: {}, sharedSecret: null });
+    assert.deepEqual(result, { kind: 'response', status: 500, bodyExcerpt: 'a'.repeat(16), retryAfterMs: undefined });
+  });
+
+  it('refuses blocked addresses and bad URLs without a request', async () => {
+    const strict = new WebhookClient({ policy: new AddressPolicy([]), timeoutMs: 500, userAgent: 'Switchyard/1.0' });
+    try {
+      const blocked = await strict.post({ url: `${base}/ok`, body: Buffer.from('{}'), headers: {}, sharedSecret: null });
+      assert.equal(blocked.kind === 'error' && blocked.error, 'blocked_address');
+      const named = await strict.post({ url: 'http://localhost:1/x', body: Buffer.from('{}'), headers: {}, sharedSecret: null });
+      assert.equal(named.kind === 'error' && named.error, 'blocked_address');
+      const scheme = await strict.post({ url: 'ftp://example.com/x', body: Buffer.from('{}'), headers: {}, sharedSecret: null });
+      assert.equal(scheme.kind === 'error' && scheme.error, 'invalid_url');
+    } finally {
+      await strict.close();
+    }
+  });
+});
