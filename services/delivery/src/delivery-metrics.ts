@@ -15,6 +15,7 @@ export function deliveryMetrics(registry: Registry) {
     deadLetters: new Counter({ name: 'delivery_dead_letters_total', help: 'Tasks dead-lettered, by reason', labelNames: ['reason'], registers: [registry] }),
     breakerOpen: new Gauge({ name: 'delivery_breaker_open', help: 'Endpoints (by destination) whose circuit is open or half-open', labelNames: ['destination'], registers: [registry] }),
     lag: new Gauge({ name: 'delivery_consumer_lag', help: 'Records between the consumed position and the high watermark, by topic', labelNames: ['topic'], registers: [registry] }),
+    attemptRecords: new Counter({ name: 'delivery_attempt_records_total', help: 'Trace records of attempts (delivery-attempts topic): written, dropped_overflow (buffer full, oldest dropped), dropped_send_failed', labelNames: ['result'], registers: [registry] }),
     waiting: new Gauge({ name: 'delivery_tier_waiting_partitions', help: 'Retry-tier partitions paused until their head record is due', registers: [registry] }),
   };
 }

@@ -14,6 +14,7 @@ import { CircuitBreaker } from './circuit-breaker.js';
 import { DeliveryConsumer } from './delivery-consumer.js';
 import { deliveryMetrics } from './delivery-metrics.js';
 import { validateRetryPolicy } from './retry-schedule.js';
+import { startAttemptRecorder } from './attempt-recorder.js';
 import { TaskRunner } from './task-runner.js';
 import { WebhookClient } from './webhook-client.js';
 
@@ -32,6 +33,8 @@ const configSchema = z.object({
   DELIVERY_BREAKER_THRESHOLD: z.coerce.number().int().min(1).default(5),
   DELIVERY_BREAKER_OPEN: env.duration('30s'),
   DELIVERY_COMMIT_INTERVAL: env.duration('200ms'),
+  /** Record every attempt on the delivery-attempts topic (the trace API); off only to measure its cost. */
+  DELIVERY_RECORD_ATTEMPTS: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
 });
 
 runMain('delivery', async () => {
@@ -39,7 +42,7 @@ runMain('delivery', async () => {
   const runtime = createRuntime({ service: 'delivery', logLevel: config.LOG_LEVEL });
   await runtime.listen(config.HOST, config.DELIVERY_PORT);
   const clients = await connectPipeline(runtime, config, [
-    'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.DeadLetter', 'io.switchyard.pipeline.InvalidEvent',
+    'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.DeadLetter', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.DeliveryAttempt',
   ]);
   const { kafka, producer, codec, topics } = clients;
   const view = await startConfigView(runtime, clients);
@@ -48,12 +51,13 @@ runMain('delivery', async () => {
   const client = new WebhookClient({ policy: new AddressPolicy(config.SWITCHYARD_ALLOWED_CIDRS), timeoutMs: config.DELIVERY_TIMEOUT, userAgent: `${config.DELIVERY_USER_AGENT}/1.0` });
   runtime.lifecycle.onShutdown('webhook-client', () => client.close());
   const batcher = new BatchingProducer(producer);
+  const recordAttempt = config.DELIVERY_RECORD_ATTEMPTS ? await startAttemptRecorder(runtime, kafka, codec, topics.deliveryAttempts, metrics) : undefined;
   let stopping = false;
   const runner = new TaskRunner({
     config: view.state, client, codec, producer: batcher, topics, metrics, logger: runtime.logger, clock: Date.now,
     breaker: new CircuitBreaker({ failureThreshold: config.DELIVERY_BREAKER_THRESHOLD, openMs: config.DELIVERY_BREAKER_OPEN, now: Date.now }),
     policy: validateRetryPolicy({ tiersMs: config.SWITCHYARD_RETRY_TIERS, deadlineMs: config.SWITCHYARD_RETRY_DEADLINE }),
-    stopping: () => stopping,
+    stopping: () => stopping, recordAttempt,
   });
 
   // Short sessions: a replacement takes over a crashed instance's partitions within seconds.

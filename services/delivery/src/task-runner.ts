@@ -3,7 +3,7 @@ import type { ConfigState } from '@switchyard/platform/config-view/config-state'
 import type { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { Logger } from '@switchyard/platform/logger';
-import type { DeadLetter, DeliveryTask } from '@switchyard/platform/schemas/generated';
+import type { DeadLetter, DeliveryAttempt, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { breakerKey, isBreakerFailure, type CircuitBreaker } from './circuit-breaker.js';
 import { statusClass, type DeliveryMetrics } from './delivery-metrics.js';
 import { combineUrlOutcomes, type UrlOutcome } from './multi-url.js';
@@ -25,9 +25,33 @@ export interface TaskRunnerDeps {
   clock: () => number;
   /** True once shutdown began: stop retrying writes, the task stays uncommitted and is read again. */
   stopping: () => boolean;
+  /**
+   * Records each attempt for the trace (fire-and-forget: it must return at once and never throw
+   * into delivery). Absent when DELIVERY_RECORD_ATTEMPTS is off.
+   */
+  recordAttempt?: (attempt: DeliveryAttempt) => void;
 }
 
 interface Failure { status: number | null; excerpt: string | null; error: string | null }
+
+/** One request of an attempt as the trace shows it; urlIndex -1 when no request was made. */
+export interface UrlAttempt { urlIndex: number; at: number; latencyMs: number; status: number | null; error: string | null }
+
+type AttemptOutcome = Pick<DeliveryAttempt, 'outcome' | 'nextTier' | 'notBefore' | 'deadLetterReason'>;
+
+/** The tier a task was read from: attempt n waits in tier min(n, tiers) (retry-schedule.ts); 0 is the delivery topic. */
+export function tierOf(task: DeliveryTask, tiers: number): number {
+  return Math.min(Math.max(0, task.attempt), tiers);
+}
+
+/** The trace records of one attempt of a task: one per URL tried, all carrying the task's outcome. */
+export function attemptRecords(task: DeliveryTask, tiers: number, attempts: UrlAttempt[], outcome: AttemptOutcome): DeliveryAttempt[] {
+  return attempts.map((a) => ({
+    messageId: task.messageId, taskId: task.taskId, sourceId: task.sourceId, destinationId: task.destinationId, eventType: task.eventType,
+    urlIndex: a.urlIndex, attempt: task.attempt + 1, tier: tierOf(task, tiers), status: a.status, error: a.error,
+    latencyMs: Math.max(0, Math.round(a.latencyMs)), at: a.at, receivedAt: task.receivedAt, ...outcome,
+  }));
+}
 
 /**
  * One attempt of one delivery task, and what follows from it: POST to every eligible URL at once,
@@ -42,8 +66,9 @@ export class TaskRunner {
     const { config, metrics } = this.deps;
     const now = this.deps.clock();
     const destination = config.destination(task.destinationId);
-    if (!destination) return this.deadLetter(task, now, 'destination_removed', { status: null, excerpt: null, error: 'the destination was deleted' });
-    if (!destination.enabled) return this.deadLetter(task, now, 'destination_disabled', { status: null, excerpt: null, error: 'the destination is disabled' });
+    const noRequest = (error: string): UrlAttempt[] => [{ urlIndex: -1, at: now, latencyMs: 0, status: null, error }];
+    if (!destination) return this.deadLetter(task, now, 'destination_removed', { status: null, excerpt: null, error: 'the destination was deleted' }, false, task, noRequest('destination_removed'));
+    if (!destination.enabled) return this.deadLetter(task, now, 'destination_disabled', { status: null, excerpt: null, error: 'the destination is disabled' }, false, task, noRequest('destination_disabled'));
 
     const headersByUrl = new Map(destination.webhooks.map((w) => [w.url, w.headers]));
     // URLs that were removed from the destination since the last attempt are not tried again.
@@ -51,20 +76,27 @@ export class TaskRunner {
     if (urls.length === 0) urls = destination.webhooks.map((w) => w.url);
     const body = Buffer.from(task.body, 'utf8');
 
+    const urlIndex = new Map(destination.webhooks.map((w, i) => [w.url, i]));
     const results = await Promise.all(urls.map((url) => this.attempt(task.destinationId, url, body, headersByUrl.get(url) ?? {}, destination.sharedSecret)));
     const verdict = combineUrlOutcomes(results.map(({ url, outcome }) => ({ url, outcome })));
     const failure = lastFailure(results.map((r) => r.result));
     // Retry delays count from the end of the attempt (a timeout took 5 s), the deadline from its start.
     const ended = this.deps.clock();
+    const tried: UrlAttempt[] = results.map(({ url, result, at, latencyMs }) => ({
+      urlIndex: urlIndex.get(url) ?? -1, at, latencyMs,
+      status: result?.kind === 'response' ? result.status : null,
+      error: result === undefined ? 'circuit_open' : result.kind === 'error' ? result.error : null,
+    }));
 
     if (verdict.verdict === 'accepted') {
       metrics.delivered.inc({ destination: task.destinationId });
       metrics.endToEndSeconds.observe(Math.max(0, ended - task.receivedAt) / 1000);
+      this.record(task, tried, { outcome: 'delivered', nextTier: null, notBefore: null, deadLetterReason: null });
       return;
     }
-    if (verdict.verdict === 'permanent') return this.deadLetter({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.reason, failure);
+    if (verdict.verdict === 'permanent') return this.deadLetter({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.reason, failure, false, task, tried);
 
-    return this.retryLater({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.retryUrls, failure, verdict.reason, verdict.retryAfterMs);
+    return this.retryLater({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.retryUrls, failure, verdict.reason, verdict.retryAfterMs, tried);
   }
 
   /**
@@ -73,39 +105,54 @@ export class TaskRunner {
    */
   defer(task: DeliveryTask, reason: 'overloaded'): Promise<void> {
     this.deps.metrics.attempts.inc({ destination: task.destinationId, status_class: 'skipped' });
-    return this.retryLater(task, this.deps.clock(), task.pendingUrls, { status: null, excerpt: null, error: reason }, reason);
+    const now = this.deps.clock();
+    return this.retryLater(task, now, task.pendingUrls, { status: null, excerpt: null, error: reason }, reason, undefined, [{ urlIndex: -1, at: now, latencyMs: 0, status: null, error: reason }], 'deferred');
   }
 
-  private async retryLater(task: DeliveryTask, now: number, retryUrls: string[] | null, failure: Failure, reason: string, retryAfterMs?: number): Promise<void> {
+  private async retryLater(task: DeliveryTask, now: number, retryUrls: string[] | null, failure: Failure, reason: string, retryAfterMs: number | undefined, tried: UrlAttempt[], outcome: 'retry_scheduled' | 'deferred' = 'retry_scheduled'): Promise<void> {
     const firstAttemptAt = task.firstAttemptAt ?? now;
     const decision = nextRetry(this.deps.policy, { attempt: task.attempt + 1, firstAttemptAt, now, retryAfterMs });
     const next: DeliveryTask = {
       ...task, attempt: task.attempt + 1, firstAttemptAt, deadline: firstAttemptAt + this.deps.policy.deadlineMs,
       pendingUrls: retryUrls, lastStatus: failure.status, lastError: failure.error ?? reason,
     };
-    if (decision.action === 'dead_letter') return this.deadLetter(next, now, 'deadline', failure, true);
+    if (decision.action === 'dead_letter') return this.deadLetter(next, now, 'deadline', failure, true, task, tried);
     this.deps.metrics.retries.inc({ tier: String(decision.tier) });
     await this.write(this.deps.topics.retry(decision.tier), `${task.destinationId}:${task.userKey}`, this.deps.codec.encode('io.switchyard.pipeline.DeliveryTask', { ...next, notBefore: decision.notBefore }));
+    this.record(task, tried, { outcome, nextTier: decision.tier, notBefore: decision.notBefore, deadLetterReason: null });
   }
 
-  private async attempt(destinationId: string, url: string, body: Buffer, headers: Record<string, string>, sharedSecret: string | null): Promise<UrlOutcome & { result: AttemptResult | undefined }> {
+  private async attempt(destinationId: string, url: string, body: Buffer, headers: Record<string, string>, sharedSecret: string | null): Promise<UrlOutcome & { result: AttemptResult | undefined; at: number; latencyMs: number }> {
     const { breaker, client, metrics } = this.deps;
     const key = breakerKey(url);
+    const at = this.deps.clock();
     if (!breaker.allow(key)) {
       // The endpoint keeps timing out: no request, the task waits in the retry tier instead of a slot.
       metrics.attempts.inc({ destination: destinationId, status_class: 'skipped' });
-      return { url, outcome: { verdict: 'retry', reason: 'circuit_open' }, result: undefined };
+      return { url, outcome: { verdict: 'retry', reason: 'circuit_open' }, result: undefined, at, latencyMs: 0 };
     }
     const end = metrics.requestSeconds.startTimer({ destination: destinationId });
     const result = await client.post({ url, body, headers, sharedSecret });
-    end();
+    const latencyMs = end() * 1000;
     breaker.record(key, !isBreakerFailure(result));
     metrics.attempts.inc({ destination: destinationId, status_class: statusClass(result) });
     metrics.breakerOpen.set({ destination: destinationId }, breaker.state(key) === 'closed' ? 0 : 1);
-    return { url, outcome: classifyAttempt(result), result };
+    return { url, outcome: classifyAttempt(result), result, at, latencyMs };
   }
 
-  private async deadLetter(task: DeliveryTask, now: number, reason: DeadLetterReason, failure: Failure, alreadyCounted = false): Promise<void> {
+  /** Hands the attempt's records to the recorder; a recorder problem never reaches delivery. */
+  private record(task: DeliveryTask, tried: UrlAttempt[], outcome: AttemptOutcome): void {
+    const recordAttempt = this.deps.recordAttempt;
+    if (!recordAttempt) return;
+    try {
+      for (const r of attemptRecords(task, this.deps.policy.tiersMs.length, tried, outcome)) recordAttempt(r);
+    } catch (err) {
+      this.deps.logger.warn({ err, taskId: task.taskId }, 'recording a delivery attempt failed');
+    }
+  }
+
+  /** `original` is the task as read (attempt number and tier of the records), `tried` what this attempt did. */
+  private async deadLetter(task: DeliveryTask, now: number, reason: DeadLetterReason, failure: Failure, alreadyCounted: boolean, original: DeliveryTask, tried: UrlAttempt[]): Promise<void> {
     this.deps.metrics.deadLetters.inc({ reason });
     const final: DeliveryTask = alreadyCounted ? task : {
       ...task, attempt: task.attempt + 1, firstAttemptAt: task.firstAttemptAt ?? now, lastStatus: failure.status, lastError: failure.error,
@@ -113,6 +160,7 @@ export class TaskRunner {
     const record: DeadLetter = { reason, status: failure.status, responseExcerpt: failure.excerpt, error: failure.error, failedAt: now, task: final };
     this.deps.logger.info({ taskId: task.taskId, destinationId: task.destinationId, reason, status: failure.status }, 'dead-lettered');
     await this.write(this.deps.topics.deadLetter, task.taskId, this.deps.codec.encode('io.switchyard.pipeline.DeadLetter', record));
+    this.record(original, tried, { outcome: 'dead_lettered', nextTier: null, notBefore: null, deadLetterReason: reason });
   }
 
   /** Writes a follow-up record, retrying until Kafka takes it (or shutdown, leaving the task uncommitted). */

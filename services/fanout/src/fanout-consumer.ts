@@ -6,7 +6,7 @@ import type { Consumer, Producer } from '@switchyard/platform/kafka/client';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import { commitInTransaction } from '@switchyard/platform/kafka/transaction';
 import type { Logger } from '@switchyard/platform/logger';
-import { decideFanout } from './fanout-decision.js';
+import { decideFanout, fanoutTrace } from './fanout-decision.js';
 import type { FanoutMetrics } from './fanout-metrics.js';
 
 export interface FanoutDeps {
@@ -20,6 +20,10 @@ export interface FanoutDeps {
   metrics: FanoutMetrics;
   logger: Logger;
   clock: () => number;
+  /** Write one FanoutTrace per event to the delivery-attempts topic, in the batch's transaction. */
+  recordTrace: boolean;
+  /** Usage: calls filtered by integrations, counted once their batch committed. */
+  countFiltered?: (sourceId: string, receivedAt: number, n: number) => void;
 }
 
 type OutMessage = { key: string | null; value: Buffer };
@@ -40,6 +44,8 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
       if (batch.messages.length === 0 || isStale()) return;
       const tasks: OutMessage[] = [];
       const invalid: OutMessage[] = [];
+      const traces: OutMessage[] = [];
+      const filteredCalls: Array<{ sourceId: string; receivedAt: number }> = [];
       const now = deps.clock();
       const perDestination = new Map<string, number>();
       for (const message of batch.messages) {
@@ -54,6 +60,9 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
           continue;
         }
         const decision = decideFanout(decoded, deps.config, now);
+        if (decision.kind !== 'invalid' && deps.recordTrace) {
+          traces.push({ key: decision.event.messageId, value: deps.codec.encode('io.switchyard.pipeline.FanoutTrace', fanoutTrace(decision, now)) });
+        }
         if (decision.kind === 'tasks') {
           for (const { key, task } of decision.tasks) {
             tasks.push({ key, value: deps.codec.encode('io.switchyard.pipeline.DeliveryTask', task) });
@@ -61,6 +70,7 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
           }
         } else if (decision.kind === 'filtered') {
           deps.metrics.filtered.inc({ reason: decision.reason });
+          if (decision.reason === 'integrations') filteredCalls.push(decision.event);
         } else {
           invalid.push(invalidRecord(deps, decision.reason, decision.message, message.value, batch.topic, batch.partition, message.offset, now));
           deps.metrics.invalid.inc({ reason: decision.reason });
@@ -72,11 +82,14 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
         await commitInTransaction(deps.producer, [
           ...tasks.map((m) => ({ topic: topics.delivery, ...m })),
           ...invalid.map((m) => ({ topic: topics.invalidEvents, ...m })),
+          ...traces.map((m) => ({ topic: topics.deliveryAttempts, ...m })),
         ], { groupId: deps.groupId, topic: batch.topic, partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() });
       } finally {
         end();
       }
       for (const [destination, n] of perDestination) deps.metrics.tasks.inc({ destination }, n);
+      // After the commit: an aborted batch is read again and must not count twice.
+      for (const { sourceId, receivedAt } of filteredCalls) deps.countFiltered?.(sourceId, receivedAt, 1);
       deps.metrics.batchRecords.observe(batch.messages.length);
       deps.metrics.lag.set({ partition: String(batch.partition) }, Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(batch.lastOffset()) - 1n)));
       await heartbeat();

@@ -1,6 +1,6 @@
 import type { Decoded } from '@switchyard/platform/codec/avro-codec';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
-import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
+import type { DeliveryTask, FanoutTrace } from '@switchyard/platform/schemas/generated';
 import { webhooksEnabledBy } from './integrations.js';
 import { webhookBodyText, type EventRecord } from './webhook-body.js';
 
@@ -10,9 +10,13 @@ import { webhookBodyText, type EventRecord } from './webhook-body.js';
  * or why there are none, or why the record is invalid.
  */
 export type FanoutDecision =
-  | { kind: 'tasks'; tasks: Array<{ key: string; task: DeliveryTask }> }
-  | { kind: 'filtered'; reason: 'no_destination' | 'source_unknown' | 'source_disabled' | 'integrations' }
+  | { kind: 'tasks'; event: EventFacts; tasks: Array<{ key: string; task: DeliveryTask }> }
+  /** `destinationIds`: the enabled destinations the event was kept from (integrations), else none. */
+  | { kind: 'filtered'; event: EventFacts; reason: 'no_destination' | 'source_unknown' | 'source_disabled' | 'integrations'; destinationIds: string[] }
   | { kind: 'invalid'; reason: 'unexpected_type' | 'unbuildable'; message: string };
+
+/** What the trace and usage need of the event. */
+export interface EventFacts { messageId: string; sourceId: string; type: EventRecord['type']; receivedAt: number }
 
 const EVENT_TYPES: Record<string, EventRecord['type']> = {
   'io.switchyard.event.Track': 'track', 'io.switchyard.event.Page': 'page', 'io.switchyard.event.Screen': 'screen',
@@ -26,12 +30,13 @@ export function decideFanout(decoded: Decoded, config: ConfigState, now: number)
   const event = { type, value: decoded.value } as EventRecord;
   const { sourceId, messageId, userId, anonymousId, receivedAt, integrations } = event.value;
 
+  const facts: EventFacts = { messageId, sourceId, type, receivedAt };
   const source = config.source(sourceId);
-  if (!source) return { kind: 'filtered', reason: 'source_unknown' };
-  if (!source.enabled) return { kind: 'filtered', reason: 'source_disabled' };
+  if (!source) return { kind: 'filtered', event: facts, reason: 'source_unknown', destinationIds: [] };
+  if (!source.enabled) return { kind: 'filtered', event: facts, reason: 'source_disabled', destinationIds: [] };
   const destinations = config.enabledWebhooksOf(sourceId);
-  if (destinations.length === 0) return { kind: 'filtered', reason: 'no_destination' };
-  if (!webhooksEnabledBy(integrations)) return { kind: 'filtered', reason: 'integrations' };
+  if (destinations.length === 0) return { kind: 'filtered', event: facts, reason: 'no_destination', destinationIds: [] };
+  if (!webhooksEnabledBy(integrations)) return { kind: 'filtered', event: facts, reason: 'integrations', destinationIds: destinations.map((d) => d.id) };
 
   let body: string;
   try {
@@ -42,6 +47,7 @@ export function decideFanout(decoded: Decoded, config: ConfigState, now: number)
   const userKey = userId ?? anonymousId ?? '';
   return {
     kind: 'tasks',
+    event: facts,
     tasks: destinations.map((d) => ({
       key: `${d.id}:${userKey}`,
       task: {
@@ -51,4 +57,12 @@ export function decideFanout(decoded: Decoded, config: ConfigState, now: number)
       },
     })),
   };
+}
+
+/** The trace record of a decision (delivery-attempts topic): where the event went, or why nowhere. */
+export function fanoutTrace(decision: Exclude<FanoutDecision, { kind: 'invalid' }>, now: number): FanoutTrace {
+  const { messageId, sourceId, type, receivedAt } = decision.event;
+  return decision.kind === 'tasks'
+    ? { messageId, sourceId, eventType: type, destinationIds: decision.tasks.map((t) => t.task.destinationId), filteredDestinationIds: [], filterReason: null, receivedAt, fannedOutAt: now }
+    : { messageId, sourceId, eventType: type, destinationIds: [], filteredDestinationIds: decision.destinationIds, filterReason: decision.reason, receivedAt, fannedOutAt: now };
 }

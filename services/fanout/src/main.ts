@@ -4,10 +4,11 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
-import { createConsumer } from '@switchyard/platform/kafka/client';
+import { createConsumer, createProducer } from '@switchyard/platform/kafka/client';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { connectPipeline, startConfigView } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
+import { UsageRecorder } from '@switchyard/platform/usage/usage-recorder';
 import { runFanout } from './fanout-consumer.js';
 import { fanoutMetrics } from './fanout-metrics.js';
 
@@ -19,6 +20,10 @@ const configSchema = z.object({
    * id fences its predecessor's open transaction at once instead of waiting for it to time out.
    */
   FANOUT_TRANSACTIONAL_ID: z.string().optional(),
+  /** One trace record per event on the delivery-attempts topic (the trace API); off only to measure its cost. */
+  FANOUT_RECORD_TRACE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** How often usage totals (calls filtered by integrations) are written: what a crash can lose at most. */
+  SWITCHYARD_USAGE_INTERVAL: env.duration('5s'),
 });
 
 runMain('fanout', async () => {
@@ -28,9 +33,15 @@ runMain('fanout', async () => {
   const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}fanout`;
   const transactionalId = config.FANOUT_TRANSACTIONAL_ID ?? `${config.SWITCHYARD_TOPIC_PREFIX}fanout-${hostname()}`;
   const clients = await connectPipeline(runtime, config, [
-    'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.InvalidEvent',
+    'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.FanoutTrace', 'io.switchyard.pipeline.UsageCount',
   ], { transactionalId });
   const { kafka, producer, codec, topics } = clients;
+  // Usage totals go outside the transactions, from a plain producer of their own, every interval.
+  const usageProducer = createProducer(kafka);
+  await connectClient(runtime.lifecycle, 'usage-producer', usageProducer);
+  const usage = new UsageRecorder({ service: 'fanout', producer: usageProducer, codec, topic: topics.usage, registry: runtime.metrics, logger: runtime.logger, intervalMs: config.SWITCHYARD_USAGE_INTERVAL });
+  usage.start();
+  runtime.lifecycle.onShutdown('usage', () => usage.close());
   const view = await startConfigView(runtime, clients);
 
   // A short session lets a replacement take over a crashed instance's partitions within seconds.
@@ -43,5 +54,8 @@ runMain('fanout', async () => {
   const metrics = fanoutMetrics(runtime.metrics);
   // Partitions may have moved: lag is reported again for the ones this instance now owns.
   consumer.on(consumer.events.GROUP_JOIN, () => metrics.lag.reset());
-  await runFanout({ consumer, producer, groupId, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now });
+  await runFanout({
+    consumer, producer, groupId, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now,
+    recordTrace: config.FANOUT_RECORD_TRACE, countFiltered: (sourceId, receivedAt, n) => usage.count(sourceId, receivedAt, 'filtered', n),
+  });
 });

@@ -2,6 +2,7 @@ import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import type { BatchingProducer, OutgoingRecord } from '@switchyard/platform/kafka/batching-producer';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
+import type { UsageOutcome } from '@switchyard/platform/usage/usage-tally';
 import { normalizeEvent, type CallType, type Rejected } from './event-rules.js';
 import type { IngestMetrics } from './ingest-metrics.js';
 import { decodeBody, IngestError, MAX_REQUEST_BYTES, parseJsonBody, writeKeyOf } from './request-body.js';
@@ -16,6 +17,8 @@ export interface IngestDeps {
   newMessageId: () => string;
   /** How long to wait for Kafka before answering 503. */
   ackTimeoutMs: number;
+  /** Usage per source and day (accepted / rejected once the write key named the source). */
+  countUsage?: (sourceId: string, at: number, outcome: UsageOutcome, n: number) => void;
 }
 
 export interface IngestRequest {
@@ -51,18 +54,22 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
   if (!source) throw new IngestError(401, 'INVALID_WRITE_KEY', 'the write key is not valid');
   if (!source.enabled) throw new IngestError(401, 'SOURCE_DISABLED', 'the source of this write key is disabled');
 
+  const usage = (outcome: UsageOutcome, n: number) => deps.countUsage?.(source.id, receivedAt, outcome, n);
   const single = req.route !== 'batch';
   let events: unknown[];
   if (single) events = [body];
   else if (Array.isArray(body.batch)) events = body.batch;
-  else throw new IngestError(400, 'INVALID_BATCH', 'the body needs a "batch" array of calls');
+  // A request refused whole counts as one rejected call (its calls were not read).
+  else { usage('rejected', 1); throw new IngestError(400, 'INVALID_BATCH', 'the body needs a "batch" array of calls'); }
 
-  const facts = {
-    sourceId: source.id, receivedAt, ip: req.ip, newMessageId: deps.newMessageId,
-    context: single ? undefined : objectOrUndefined(body.context, 'context'),
-    integrations: single ? undefined : objectOrUndefined(body.integrations, 'integrations'),
-    sentAt: body.sentAt,
-  };
+  let batchContext: { context: Json | undefined; integrations: Json | undefined };
+  try {
+    batchContext = single ? { context: undefined, integrations: undefined } : { context: objectOrUndefined(body.context, 'context'), integrations: objectOrUndefined(body.integrations, 'integrations') };
+  } catch (err) {
+    usage('rejected', 1);
+    throw err;
+  }
+  const facts = { sourceId: source.id, receivedAt, ip: req.ip, newMessageId: deps.newMessageId, ...batchContext, sentAt: body.sentAt };
 
   const records: OutgoingRecord[] = [];
   const rejected: RejectedEvent[] = [];
@@ -75,6 +82,7 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
       return;
     }
     deps.metrics.rejected.inc({ type: result.type ?? 'unknown', reason: result.reason });
+    usage('rejected', 1);
     if (single) throw new IngestError(400, result.reason.toUpperCase(), result.message);
     rejected.push({ index, messageId: result.messageId, reason: result.reason, message: result.message });
     records.push({ topic: deps.topics.invalidEvents, key: source.id, value: invalidRecord(deps.codec, source.id, index, raw, result, receivedAt) });
@@ -89,12 +97,15 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
     ]);
   } catch {
     submission.cancel();
+    // Refused with 503: the calls that passed the rules were not accepted either (a retry counts again).
+    usage('rejected', acceptedTypes.length);
     deps.metrics.kafkaErrors.inc();
     throw new IngestError(503, 'UNAVAILABLE', 'the event store is not accepting writes right now; retry later');
   } finally {
     clearTimeout(timer);
   }
   for (const type of acceptedTypes) deps.metrics.accepted.inc({ type });
+  usage('accepted', acceptedTypes.length);
   return rejected.length ? { success: true, rejected } : { success: true };
 }
 

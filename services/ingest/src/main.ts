@@ -7,6 +7,7 @@ import { ConfigView } from '@switchyard/platform/config-view/config-view';
 import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import { connectPipeline } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
+import { UsageRecorder } from '@switchyard/platform/usage/usage-recorder';
 import { ingestMetrics } from './ingest-metrics.js';
 import { trackingApi } from './routes.js';
 
@@ -14,6 +15,8 @@ const configSchema = z.object({
   ...commonEnv,
   INGEST_PORT: env.port(8080),
   INGEST_ACK_TIMEOUT: env.duration('10s'),
+  /** How often usage totals (calls per source per day) are written: what a crash can lose at most. */
+  SWITCHYARD_USAGE_INTERVAL: env.duration('5s'),
   /** Whose X-Forwarded-For to believe for context.ip: false, true, a hop count, or comma-separated addresses/CIDRs. */
   INGEST_TRUST_PROXY: z.string().default('false').transform((v): boolean | number | string[] =>
     v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v.split(',').map((s) => s.trim()).filter(Boolean)),
@@ -27,7 +30,7 @@ runMain('ingest', async () => {
   });
   const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, [
     'io.switchyard.event.Track', 'io.switchyard.event.Page', 'io.switchyard.event.Screen', 'io.switchyard.event.Identify',
-    'io.switchyard.event.Group', 'io.switchyard.event.Alias', 'io.switchyard.pipeline.InvalidEvent',
+    'io.switchyard.event.Group', 'io.switchyard.event.Alias', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.UsageCount',
   ]);
   const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'ingest' });
   const metrics = ingestMetrics(runtime.metrics);
@@ -37,8 +40,13 @@ runMain('ingest', async () => {
       else { metrics.kafkaAck.observe(seconds); metrics.kafkaBatchRecords.observe(records); }
     },
   });
+  // Registered before the server's close, so it runs after it: the last requests are counted.
+  const usage = new UsageRecorder({ service: 'ingest', producer, codec, topic: topics.usage, registry: runtime.metrics, logger: runtime.logger, intervalMs: config.SWITCHYARD_USAGE_INTERVAL });
+  usage.start();
+  runtime.lifecycle.onShutdown('usage', () => usage.close());
   await trackingApi(runtime.server, {
     config: view.state, codec, batcher, topics, metrics, clock: Date.now, newMessageId: randomUUID, ackTimeoutMs: config.INGEST_ACK_TIMEOUT,
+    countUsage: (sourceId, at, outcome, n) => usage.count(sourceId, at, outcome, n),
   });
   runtime.readiness.set('config', false);
   await runtime.listen(config.HOST, config.INGEST_PORT);

@@ -29,6 +29,8 @@ export function topicNames(prefix: string) {
     invalidEvents: `${prefix}invalid-events`,
     config: `${prefix}config`,
     audiencesState: `${prefix}audiences-state`,
+    deliveryAttempts: `${prefix}delivery-attempts`,
+    usage: `${prefix}usage`,
   };
 }
 
@@ -46,6 +48,9 @@ export function topicDeclarations({ prefix, partitions, retryTiers }: TopicSetti
     { name: names.deadLetter, partitions: 1, configs: { 'cleanup.policy': 'delete', 'retention.ms': String(30 * DAY_MS) }, purpose: 'tasks that will not be retried, with the reason; replayable' },
     { name: names.invalidEvents, partitions: 1, configs: { 'cleanup.policy': 'delete', 'retention.ms': String(7 * DAY_MS) }, purpose: 'events refused by ingest and records no stage could decode' },
     { name: names.audiencesState, partitions, configs: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS) }, purpose: "the audiences processor's per-user state (changelog), partitioned like ingest" },
+    { name: names.deliveryAttempts, partitions, configs: delete7d, purpose: 'delivery attempts and fan-out decisions per message (best-effort observability: the trace API); key messageId' },
+    // Compacted (latest running total per writer, source and day) and deleted after 400 days.
+    { name: names.usage, partitions: 1, configs: { 'cleanup.policy': 'compact,delete', 'retention.ms': String(400 * DAY_MS), 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS / 24) }, purpose: 'calls per source per UTC day (accepted, rejected, filtered): running totals per writer' },
     { name: names.config, partitions: 1, configs: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS) }, purpose: 'sources and destinations, latest record per key; deletes are tombstones' },
   ];
 }

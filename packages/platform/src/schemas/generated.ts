@@ -249,6 +249,40 @@ export interface DeadLetter {
   "task": DeliveryTask;
 }
 
+/** One webhook request of one delivery task (or a task settled without a request) and what followed: the delivery-attempts topic, best-effort observability for the per-message trace. Never on the delivery guarantee path. */
+export interface DeliveryAttempt {
+  "messageId": string;
+  "taskId": string;
+  "sourceId": string;
+  "destinationId": string;
+  /** track, page, screen, identify, group, alias or delete. */
+  "eventType": string;
+  /** Position of the URL in the destination's webhooks; -1 when no request was made (deferred, destination removed or disabled). */
+  "urlIndex": number;
+  /** Attempt number of the task, from 1. */
+  "attempt": number;
+  /** Where the task was read from: 0 for the delivery topic, N for retry tier N. */
+  "tier": number;
+  /** HTTP status, when a response was received. */
+  "status": null | number;
+  /** Error class when there was no response: timeout, connect, reset, tls, dns, blocked_address, invalid_url, other, circuit_open, overloaded, destination_removed, destination_disabled. */
+  "error": null | string;
+  /** Duration of the request (0 without a request). */
+  "latencyMs": number;
+  /** What happened to the task after this attempt: delivered, retry_scheduled, dead_lettered or deferred (its destination was overloaded; no request). */
+  "outcome": string;
+  /** retry_scheduled / deferred: the retry tier the task now waits in. */
+  "nextTier": null | number;
+  /** retry_scheduled / deferred: earliest time of the next attempt. */
+  "notBefore": null | number;
+  /** dead_lettered: the reason stored in the dead letter. */
+  "deadLetterReason": null | string;
+  /** When the attempt started. */
+  "at": number;
+  /** When ingest received the event. */
+  "receivedAt": number;
+}
+
 /** One event for one webhooks destination: written by fan-out to the delivery topic, moved by delivery through the retry tiers. */
 export interface DeliveryTask {
   /** messageId + destination id; stable across retries. */
@@ -278,6 +312,21 @@ export interface DeliveryTask {
   "lastError": null | string;
 }
 
+/** What fan-out did with one event: the destinations it wrote tasks for and those the event was filtered from. Written to the delivery-attempts topic in fan-out's transaction (exactly when the tasks are). */
+export interface FanoutTrace {
+  "messageId": string;
+  "sourceId": string;
+  "eventType": string;
+  /** Destinations a delivery task was written for. */
+  "destinationIds": Array<string>;
+  /** Enabled destinations the event was kept from. */
+  "filteredDestinationIds": Array<string>;
+  /** integrations, no_destination, source_unknown or source_disabled; null when tasks were written. */
+  "filterReason": null | string;
+  "receivedAt": number;
+  "fannedOutAt": number;
+}
+
 /** An event refused by ingest, or a record a downstream stage could not decode. Kept for operators. */
 export interface InvalidEvent {
   /** Stable reason code, e.g. missing_user_id, message_too_large, undecodable. */
@@ -296,6 +345,22 @@ export interface InvalidEvent {
   "originPartition": null | number;
   "originOffset": null | string;
   "receivedAt": number;
+}
+
+/** One writer's running totals of calls for one source and one UTC day (usage topic, compacted; key sourceId|day|writer). A writer is one process run; readers sum the latest record of every writer. */
+export interface UsageCount {
+  "sourceId": string;
+  /** UTC day, YYYY-MM-DD. */
+  "day": string;
+  /** Service and a random id per process run. */
+  "writer": string;
+  /** Calls ingest wrote to the ingest topic. */
+  "accepted": number;
+  /** Calls ingest refused after identifying the source by its write key. */
+  "rejected": number;
+  /** Calls fan-out kept from every destination because of their integrations map. */
+  "filtered": number;
+  "updatedAt": number;
 }
 
 /** Each top-level schema, standalone (references inlined), as registered in the schema registry. */
@@ -326,10 +391,16 @@ export const avroSchemas = {
   "io.switchyard.pipeline.AudienceUserState": {"type":"record","name":"AudienceUserState","namespace":"io.switchyard.pipeline","doc":"The audiences processor's state of one user (changelog topic, compacted, key sourceId:user like the ingest topic).","fields":[{"name":"sourceId","type":"string"},{"name":"userId","type":["null","string"],"default":null},{"name":"anonymousId","type":["null","string"],"default":null},{"name":"version","type":"long","doc":"Increments with every change; an older record never replaces a newer one."},{"name":"state","type":"string","doc":"JSON text: traits, event counters, memberships, computed values."},{"name":"updatedAt","type":{"type":"long","logicalType":"timestamp-millis"}}]},
   /** schemas/pipeline/dead-letter.avsc */
   "io.switchyard.pipeline.DeadLetter": {"type":"record","name":"DeadLetter","namespace":"io.switchyard.pipeline","doc":"A delivery task that will not be retried, with why. Replayable: the task is carried whole.","fields":[{"name":"reason","type":"string","doc":"deadline, permanent_status, redirect, tls, blocked_address, destination_removed, invalid_url, ..."},{"name":"status","type":["null","int"],"default":null,"doc":"Last HTTP status, when a response was received."},{"name":"responseExcerpt","type":["null","string"],"default":null,"doc":"First bytes of the last response body."},{"name":"error","type":["null","string"],"default":null,"doc":"Last error message, when no response was received."},{"name":"failedAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"task","type":{"type":"record","name":"DeliveryTask","namespace":"io.switchyard.pipeline","doc":"One event for one webhooks destination: written by fan-out to the delivery topic, moved by delivery through the retry tiers.","fields":[{"name":"taskId","type":"string","doc":"messageId + destination id; stable across retries."},{"name":"messageId","type":"string"},{"name":"sourceId","type":"string"},{"name":"destinationId","type":"string"},{"name":"eventType","type":"string","doc":"track, page, screen, identify, group, alias or delete."},{"name":"userKey","type":"string","doc":"userId or anonymousId: with destinationId, the record key."},{"name":"body","type":"string","doc":"The exact JSON text that is sent and signed."},{"name":"receivedAt","type":{"type":"long","logicalType":"timestamp-millis"},"doc":"When ingest received the event (end-to-end latency)."},{"name":"createdAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"attempt","type":"int","default":0,"doc":"Attempts made so far."},{"name":"firstAttemptAt","type":["null",{"type":"long","logicalType":"timestamp-millis"}],"default":null},{"name":"deadline","type":["null",{"type":"long","logicalType":"timestamp-millis"}],"default":null,"doc":"First attempt + retry deadline (4 h by default)."},{"name":"notBefore","type":["null",{"type":"long","logicalType":"timestamp-millis"}],"default":null,"doc":"Earliest time of the next attempt (retry tiers)."},{"name":"pendingUrls","type":["null",{"type":"array","items":"string"}],"default":null,"doc":"URLs still eligible; null means every URL of the destination."},{"name":"lastStatus","type":["null","int"],"default":null},{"name":"lastError","type":["null","string"],"default":null}]}}]},
+  /** schemas/pipeline/delivery-attempt.avsc */
+  "io.switchyard.pipeline.DeliveryAttempt": {"type":"record","name":"DeliveryAttempt","namespace":"io.switchyard.pipeline","doc":"One webhook request of one delivery task (or a task settled without a request) and what followed: the delivery-attempts topic, best-effort observability for the per-message trace. Never on the delivery guarantee path.","fields":[{"name":"messageId","type":"string"},{"name":"taskId","type":"string"},{"name":"sourceId","type":"string"},{"name":"destinationId","type":"string"},{"name":"eventType","type":"string","doc":"track, page, screen, identify, group, alias or delete."},{"name":"urlIndex","type":"int","doc":"Position of the URL in the destination's webhooks; -1 when no request was made (deferred, destination removed or disabled)."},{"name":"attempt","type":"int","doc":"Attempt number of the task, from 1."},{"name":"tier","type":"int","doc":"Where the task was read from: 0 for the delivery topic, N for retry tier N."},{"name":"status","type":["null","int"],"default":null,"doc":"HTTP status, when a response was received."},{"name":"error","type":["null","string"],"default":null,"doc":"Error class when there was no response: timeout, connect, reset, tls, dns, blocked_address, invalid_url, other, circuit_open, overloaded, destination_removed, destination_disabled."},{"name":"latencyMs","type":"int","doc":"Duration of the request (0 without a request)."},{"name":"outcome","type":"string","doc":"What happened to the task after this attempt: delivered, retry_scheduled, dead_lettered or deferred (its destination was overloaded; no request)."},{"name":"nextTier","type":["null","int"],"default":null,"doc":"retry_scheduled / deferred: the retry tier the task now waits in."},{"name":"notBefore","type":["null",{"type":"long","logicalType":"timestamp-millis"}],"default":null,"doc":"retry_scheduled / deferred: earliest time of the next attempt."},{"name":"deadLetterReason","type":["null","string"],"default":null,"doc":"dead_lettered: the reason stored in the dead letter."},{"name":"at","type":{"type":"long","logicalType":"timestamp-millis"},"doc":"When the attempt started."},{"name":"receivedAt","type":{"type":"long","logicalType":"timestamp-millis"},"doc":"When ingest received the event."}]},
   /** schemas/pipeline/delivery-task.avsc */
   "io.switchyard.pipeline.DeliveryTask": {"type":"record","name":"DeliveryTask","namespace":"io.switchyard.pipeline","doc":"One event for one webhooks destination: written by fan-out to the delivery topic, moved by delivery through the retry tiers.","fields":[{"name":"taskId","type":"string","doc":"messageId + destination id; stable across retries."},{"name":"messageId","type":"string"},{"name":"sourceId","type":"string"},{"name":"destinationId","type":"string"},{"name":"eventType","type":"string","doc":"track, page, screen, identify, group, alias or delete."},{"name":"userKey","type":"string","doc":"userId or anonymousId: with destinationId, the record key."},{"name":"body","type":"string","doc":"The exact JSON text that is sent and signed."},{"name":"receivedAt","type":{"type":"long","logicalType":"timestamp-millis"},"doc":"When ingest received the event (end-to-end latency)."},{"name":"createdAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"attempt","type":"int","default":0,"doc":"Attempts made so far."},{"name":"firstAttemptAt","type":["null",{"type":"long","logicalType":"timestamp-millis"}],"default":null},{"name":"deadline","type":["null",{"type":"long","logicalType":"timestamp-millis"}],"default":null,"doc":"First attempt + retry deadline (4 h by default)."},{"name":"notBefore","type":["null",{"type":"long","logicalType":"timestamp-millis"}],"default":null,"doc":"Earliest time of the next attempt (retry tiers)."},{"name":"pendingUrls","type":["null",{"type":"array","items":"string"}],"default":null,"doc":"URLs still eligible; null means every URL of the destination."},{"name":"lastStatus","type":["null","int"],"default":null},{"name":"lastError","type":["null","string"],"default":null}]},
+  /** schemas/pipeline/fanout-trace.avsc */
+  "io.switchyard.pipeline.FanoutTrace": {"type":"record","name":"FanoutTrace","namespace":"io.switchyard.pipeline","doc":"What fan-out did with one event: the destinations it wrote tasks for and those the event was filtered from. Written to the delivery-attempts topic in fan-out's transaction (exactly when the tasks are).","fields":[{"name":"messageId","type":"string"},{"name":"sourceId","type":"string"},{"name":"eventType","type":"string"},{"name":"destinationIds","type":{"type":"array","items":"string"},"doc":"Destinations a delivery task was written for."},{"name":"filteredDestinationIds","type":{"type":"array","items":"string"},"default":[],"doc":"Enabled destinations the event was kept from."},{"name":"filterReason","type":["null","string"],"default":null,"doc":"integrations, no_destination, source_unknown or source_disabled; null when tasks were written."},{"name":"receivedAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"fannedOutAt","type":{"type":"long","logicalType":"timestamp-millis"}}]},
   /** schemas/pipeline/invalid-event.avsc */
   "io.switchyard.pipeline.InvalidEvent": {"type":"record","name":"InvalidEvent","namespace":"io.switchyard.pipeline","doc":"An event refused by ingest, or a record a downstream stage could not decode. Kept for operators.","fields":[{"name":"reason","type":"string","doc":"Stable reason code, e.g. missing_user_id, message_too_large, undecodable."},{"name":"message","type":"string","doc":"Human-readable explanation."},{"name":"stage","type":"string","doc":"Which service refused it: ingest, fanout, delivery."},{"name":"sourceId","type":["null","string"],"default":null},{"name":"messageId","type":["null","string"],"default":null},{"name":"batchIndex","type":["null","int"],"default":null,"doc":"Position in the request's batch."},{"name":"payload","type":"bytes","doc":"The event as received (JSON text) or the raw record value."},{"name":"originTopic","type":["null","string"],"default":null},{"name":"originPartition","type":["null","int"],"default":null},{"name":"originOffset","type":["null","string"],"default":null},{"name":"receivedAt","type":{"type":"long","logicalType":"timestamp-millis"}}]},
+  /** schemas/pipeline/usage-count.avsc */
+  "io.switchyard.pipeline.UsageCount": {"type":"record","name":"UsageCount","namespace":"io.switchyard.pipeline","doc":"One writer's running totals of calls for one source and one UTC day (usage topic, compacted; key sourceId|day|writer). A writer is one process run; readers sum the latest record of every writer.","fields":[{"name":"sourceId","type":"string"},{"name":"day","type":"string","doc":"UTC day, YYYY-MM-DD."},{"name":"writer","type":"string","doc":"Service and a random id per process run."},{"name":"accepted","type":"long","default":0,"doc":"Calls ingest wrote to the ingest topic."},{"name":"rejected","type":"long","default":0,"doc":"Calls ingest refused after identifying the source by its write key."},{"name":"filtered","type":"long","default":0,"doc":"Calls fan-out kept from every destination because of their integrations map."},{"name":"updatedAt","type":{"type":"long","logicalType":"timestamp-millis"}}]},
 } as const;
 
 export type AvroSchemaName = keyof typeof avroSchemas;
@@ -349,6 +420,9 @@ export interface AvroRecordTypes {
   "io.switchyard.event.Track": Track;
   "io.switchyard.pipeline.AudienceUserState": AudienceUserState;
   "io.switchyard.pipeline.DeadLetter": DeadLetter;
+  "io.switchyard.pipeline.DeliveryAttempt": DeliveryAttempt;
   "io.switchyard.pipeline.DeliveryTask": DeliveryTask;
+  "io.switchyard.pipeline.FanoutTrace": FanoutTrace;
   "io.switchyard.pipeline.InvalidEvent": InvalidEvent;
+  "io.switchyard.pipeline.UsageCount": UsageCount;
 }
