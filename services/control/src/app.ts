@@ -6,7 +6,9 @@ import { audienceRoutes } from './routes/audiences.js';
 import { deadLetterRoutes } from './routes/dead-letters.js';
 import { deletionRoutes } from './routes/deletions.js';
 import { destinationRoutes } from './routes/destinations.js';
+import { messageRoutes } from './routes/messages.js';
 import { sourceRoutes } from './routes/sources.js';
+import { usageRoutes } from './routes/usage.js';
 
 /** Adds the admin API to the service's server. */
 export function registerAdminApi(app: FastifyInstance, deps: ControlDeps, adminToken: string): void {
@@ -18,4 +20,6 @@ export function registerAdminApi(app: FastifyInstance, deps: ControlDeps, adminT
   deletionRoutes(app, deps);
   deadLetterRoutes(app, deps);
   audienceRoutes(app, deps);
+  messageRoutes(app, deps);
+  usageRoutes(app, deps);
 }

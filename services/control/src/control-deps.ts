@@ -3,6 +3,8 @@ import type { destinationSchemas } from './api-schemas.js';
 import type { ConfigStore } from './config-store.js';
 import type { Delete, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import type { DeadLetterIndex } from './dead-letter-index.js';
+import type { MessageTraceIndex } from './message-trace-index.js';
+import type { UsageTotals } from './usage-index.js';
 
 /** Writes records into the pipeline (deletion notifications, replayed tasks). */
 export interface EventWriter {
@@ -19,4 +21,8 @@ export interface ControlDeps {
   destinationSchemas: ReturnType<typeof destinationSchemas>;
   events: EventWriter;
   deadLetters: DeadLetterIndex;
+  /** The per-message trace (delivery-attempts topic). */
+  traces: MessageTraceIndex;
+  /** Calls per source per day (usage topic). */
+  usage: UsageTotals;
 }

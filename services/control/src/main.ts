@@ -12,6 +12,8 @@ import { ConfigStore } from './config-store.js';
 import { applySeed, readSeed } from './seed.js';
 import type { Delete, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { DeadLetterIndex } from './dead-letter-index.js';
+import { MessageTraceIndex } from './message-trace-index.js';
+import { UsageIndex } from './usage-index.js';
 
 const configSchema = z.object({
   ...commonEnv,
@@ -21,6 +23,10 @@ const configSchema = z.object({
   SWITCHYARD_SEED_FILE: z.string().optional(),
   /** Dead letters kept in memory for listing and replay (the topic keeps 30 days regardless). */
   DEAD_LETTER_INDEX_MAX: z.coerce.number().int().min(1).default(100_000),
+  /** Messages the trace index keeps in memory (about 1.2 KB each with one destination and one attempt; README "Trace"). */
+  CONTROL_TRACE_INDEX_MAX: z.coerce.number().int().min(1).default(100_000),
+  /** How far back the trace index reaches (read again on start; the topic keeps 7 days). */
+  CONTROL_TRACE_WINDOW: env.duration('24h'),
 });
 
 runMain('control', async () => {
@@ -30,6 +36,8 @@ runMain('control', async () => {
 
   const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'control' });
   const deadLetters = new DeadLetterIndex({ kafka, codec, topic: topics.deadLetter, logger: runtime.logger, max: config.DEAD_LETTER_INDEX_MAX });
+  const traces = new MessageTraceIndex({ kafka, codec, topic: topics.deliveryAttempts, logger: runtime.logger, max: config.CONTROL_TRACE_INDEX_MAX, windowMs: config.CONTROL_TRACE_WINDOW, clock: Date.now });
+  const usage = new UsageIndex({ kafka, codec, topic: topics.usage, logger: runtime.logger });
   runtime.readiness.set('config', false);
   const deps = {
     view,
@@ -48,6 +56,8 @@ runMain('control', async () => {
       },
     },
     deadLetters,
+    traces,
+    usage: usage.totals,
   };
   registerAdminApi(runtime.server, deps, config.SWITCHYARD_ADMIN_TOKEN);
   await runtime.listen(config.HOST, config.CONTROL_PORT);
@@ -55,6 +65,10 @@ runMain('control', async () => {
   runtime.lifecycle.onShutdown('config-view', () => view.stop());
   await deadLetters.start();
   runtime.lifecycle.onShutdown('dead-letter-index', () => deadLetters.stop());
+  await traces.start();
+  runtime.lifecycle.onShutdown('trace-index', () => traces.stop());
+  await usage.start();
+  runtime.lifecycle.onShutdown('usage-index', () => usage.stop());
 
   if (config.SWITCHYARD_SEED_FILE) {
     const result = await applySeed(readSeed(config.SWITCHYARD_SEED_FILE, process.env), deps);

@@ -39,6 +39,43 @@ export function openApiDocument(): Record<string, unknown> {
             replayedAt: { type: ['string', 'null'], format: 'date-time' }, body: { type: 'string', description: 'GET /v1/dead-letters/{id} only' },
           },
         },
+        MessageTrace: {
+          type: 'object', required: ['messageId', 'sourceId', 'type', 'receivedAt', 'destinations'],
+          properties: {
+            messageId: { type: 'string' }, sourceId: { type: ['string', 'null'] }, type: { type: ['string', 'null'] }, receivedAt: { type: ['string', 'null'], format: 'date-time' },
+            destinations: {
+              type: 'array',
+              items: {
+                type: 'object', required: ['destinationId', 'state', 'tier', 'nextAttemptAt', 'deadLetterReason', 'attempts'],
+                properties: {
+                  destinationId: { type: 'string' },
+                  state: { enum: ['pending', 'delivered', 'retrying', 'dead_lettered', 'filtered'] },
+                  tier: { type: ['integer', 'null'], description: 'retrying: the retry tier it waits in; delivered / dead_lettered: the tier of the last attempt (0 = delivery topic); otherwise null' },
+                  nextAttemptAt: { type: ['string', 'null'], format: 'date-time', description: 'retrying: earliest time of the next attempt' },
+                  deadLetterReason: { type: ['string', 'null'] },
+                  attempts: {
+                    type: 'array', description: 'Oldest first; one entry per URL tried (urlIndex -1: no request was made)',
+                    items: {
+                      type: 'object', required: ['attempt', 'urlIndex', 'at', 'tier', 'outcome', 'status', 'error', 'latencyMs'],
+                      properties: {
+                        attempt: { type: 'integer', description: 'from 1' }, urlIndex: { type: 'integer' }, at: iso, tier: { type: 'integer', description: 'where the task was read from: 0 delivery topic, N retry tier N' },
+                        outcome: { enum: ['delivered', 'retry_scheduled', 'dead_lettered', 'deferred'], description: 'what happened to the task after this attempt' },
+                        status: { type: ['integer', 'null'] }, error: { type: ['string', 'null'], description: 'error class without a response: timeout, connect, reset, tls, dns, circuit_open, overloaded, ...' }, latencyMs: { type: 'integer' },
+                      },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+        Usage: {
+          type: 'object', required: ['sourceId', 'days'],
+          properties: {
+            sourceId: { type: 'string' },
+            days: { type: 'array', description: 'UTC days, newest first', items: { type: 'object', required: ['day', 'accepted', 'rejected', 'filtered'], properties: { day: { type: 'string', format: 'date' }, accepted: { type: 'integer' }, rejected: { type: 'integer' }, filtered: { type: 'integer' } } } },
+          },
+        },
         Destination: {
           type: 'object', required: ['id', 'sourceId', 'name', 'type', 'enabled', 'settings', 'createdAt', 'updatedAt'],
           properties: {
@@ -67,6 +104,20 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/sources/{id}/write-keys/{key}': {
         parameters: [...idParam, { name: 'key', in: 'path', required: true, schema: { type: 'string' } }],
         delete: { summary: 'Remove a write key', responses: { 200: json('Source', 'Updated'), 401: errors[401], 404: errors[404] } },
+      },
+      '/v1/sources/{id}/usage': {
+        parameters: idParam,
+        get: { summary: 'Calls of a source per UTC day: accepted and rejected by ingest, filtered by integrations in fan-out (README "Usage")', responses: { 200: json('Usage', 'Usage, newest day first'), 401: errors[401], 404: errors[404] } },
+      },
+      '/v1/messages/{messageId}': {
+        parameters: [{ name: 'messageId', in: 'path', required: true, schema: { type: 'string' } }],
+        get: {
+          summary: 'Trace of one message: when it was received, the destinations it fanned out to (or was filtered from), every delivery attempt, and where each copy is now',
+          responses: {
+            200: json('MessageTrace', 'The trace'), 401: errors[401],
+            404: { description: 'Not in the trace index (older than its window, or never seen): {error: "not_found", code: "MESSAGE_NOT_FOUND", message}', content: { 'application/json': { schema: { type: 'object', required: ['error', 'message'], properties: { error: { const: 'not_found' }, code: { type: 'string' }, message: { type: 'string' } } } } } },
+          },
+        },
       },
       '/v1/destinations': {
         get: { summary: 'List destinations', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: { description: 'Destinations', content: { 'application/json': { schema: { type: 'object', properties: { destinations: { type: 'array', items: { $ref: '#/components/schemas/Destination' } } } } } } }, 401: errors[401] } },
