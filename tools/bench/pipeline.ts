@@ -106,6 +106,13 @@ export class Pipeline {
     return service;
   }
 
+  /** Stops the running service of that name and starts it again with extra environment. */
+  async restart(name: string, extra: NodeJS.ProcessEnv = {}): Promise<Service> {
+    const i = this.services.findIndex((x) => x.name === name);
+    if (i >= 0) await this.services.splice(i, 1)[0]!.stop();
+    return this.start(name, extra);
+  }
+
   async stopAll(): Promise<void> {
     await Promise.all(this.services.splice(0).map((s) => s.stop()));
     await this.producer?.disconnect();
