@@ -52,6 +52,8 @@ COPY --from=build /app/services/setup/package.json services/setup/
 COPY --from=build /app/services/setup/dist/ services/setup/dist/
 COPY --from=build /app/services/control/package.json services/control/
 COPY --from=build /app/services/control/dist/ services/control/dist/
+# The debugger page's static files (served by control from ../debugger relative to dist/).
+COPY --from=build /app/services/control/debugger/ services/control/debugger/
 COPY --from=build /app/services/ingest/package.json services/ingest/
 COPY --from=build /app/services/ingest/dist/ services/ingest/dist/
 COPY --from=build /app/services/fanout/package.json services/fanout/

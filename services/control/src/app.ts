@@ -4,9 +4,11 @@ import type { ControlDeps } from './control-deps.js';
 import { openApiDocument } from './openapi.js';
 import { audienceRoutes } from './routes/audiences.js';
 import { deadLetterRoutes } from './routes/dead-letters.js';
+import { debuggerRoutes } from './routes/debugger.js';
 import { deletionRoutes } from './routes/deletions.js';
 import { destinationRoutes } from './routes/destinations.js';
 import { messageRoutes } from './routes/messages.js';
+import { liveRoutes } from './routes/live.js';
 import { sourceRoutes } from './routes/sources.js';
 import { usageRoutes } from './routes/usage.js';
 
@@ -15,6 +17,7 @@ export function registerAdminApi(app: FastifyInstance, deps: ControlDeps, adminT
   requireBearerToken(app, adminToken);
   const openapi = openApiDocument();
   app.get('/openapi.json', async () => openapi);
+  debuggerRoutes(app);
   sourceRoutes(app, deps);
   destinationRoutes(app, deps);
   deletionRoutes(app, deps);
@@ -22,4 +25,5 @@ export function registerAdminApi(app: FastifyInstance, deps: ControlDeps, adminT
   audienceRoutes(app, deps);
   messageRoutes(app, deps);
   usageRoutes(app, deps);
+  liveRoutes(app, deps);
 }

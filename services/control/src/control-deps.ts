@@ -5,6 +5,7 @@ import type { Delete, DeliveryTask } from '@switchyard/platform/schemas/generate
 import type { DeadLetterIndex } from './dead-letter-index.js';
 import type { MessageTraceIndex } from './message-trace-index.js';
 import type { UsageTotals } from './usage-index.js';
+import type { LiveTail } from './live-tail.js';
 
 /** Writes records into the pipeline (deletion notifications, replayed tasks). */
 export interface EventWriter {
@@ -25,4 +26,6 @@ export interface ControlDeps {
   traces: MessageTraceIndex;
   /** Calls per source per day (usage topic). */
   usage: UsageTotals;
+  /** The debugger's live feed of each source's calls. */
+  live: LiveTail;
 }

@@ -14,6 +14,7 @@ import type { Delete, DeliveryTask } from '@switchyard/platform/schemas/generate
 import { DeadLetterIndex } from './dead-letter-index.js';
 import { MessageTraceIndex } from './message-trace-index.js';
 import { UsageIndex } from './usage-index.js';
+import { LiveTail } from './live-tail.js';
 
 const configSchema = z.object({
   ...commonEnv,
@@ -38,6 +39,8 @@ runMain('control', async () => {
   const deadLetters = new DeadLetterIndex({ kafka, codec, topic: topics.deadLetter, logger: runtime.logger, max: config.DEAD_LETTER_INDEX_MAX });
   const traces = new MessageTraceIndex({ kafka, codec, topic: topics.deliveryAttempts, logger: runtime.logger, max: config.CONTROL_TRACE_INDEX_MAX, windowMs: config.CONTROL_TRACE_WINDOW, clock: Date.now });
   const usage = new UsageIndex({ kafka, codec, topic: topics.usage, logger: runtime.logger });
+  // Reads the ingest topic only while a debugger viewer is connected.
+  const live = new LiveTail({ kafka, codec, topic: topics.ingest, logger: runtime.logger, metrics: runtime.metrics });
   runtime.readiness.set('config', false);
   const deps = {
     view,
@@ -58,9 +61,12 @@ runMain('control', async () => {
     deadLetters,
     traces,
     usage: usage.totals,
+    live,
   };
   registerAdminApi(runtime.server, deps, config.SWITCHYARD_ADMIN_TOKEN);
   await runtime.listen(config.HOST, config.CONTROL_PORT);
+  // Registered after listen, so it runs before the server closes: open streams end first.
+  runtime.lifecycle.onShutdown('live-tail', () => live.stop());
   await view.start();
   runtime.lifecycle.onShutdown('config-view', () => view.stop());
   await deadLetters.start();

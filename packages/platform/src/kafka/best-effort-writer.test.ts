@@ -1,0 +1,45 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createLogger } from '../logger.js';
+import { BestEffortWriter } from './best-effort-writer.js';
+
+const logger = createLogger({ service: 'test', level: 'silent' });
+type Sent = { topic: string; acks?: number; messages: Array<{ key?: string | Buffer | null; value: Buffer | string | null }> };
+
+describe('BestEffortWriter: fire-and-forget observability records', () => {
+  it('write returns at once; a flush sends in batches with acks=1', async () => {
+    const sent: Sent[] = [];
+    const w = new BestEffortWriter({ send: async (r: Sent) => { sent.push(r); return []; } } as never, { topic: 't', maxBatch: 2, logger });
+    for (const k of ['a', 'b', 'c']) w.write(k, Buffer.from(k));
+    await w.flush();
+    assert.deepEqual(sent.map((s) => [s.topic, s.acks, s.messages.map((m) => m.key)]), [['t', 1, ['a', 'b']], ['t', 1, ['c']]]);
+    assert.equal(w.buffered, 0);
+  });
+
+  it('while Kafka hangs, the buffer stays bounded: the oldest records are dropped and counted', async () => {
+    let release!: () => void;
+    const sent: Sent[] = [];
+    const dropped: Array<[string, number]> = [];
+    const w = new BestEffortWriter({ send: (r: Sent) => { sent.push(r); return new Promise<[]>((res) => { release = () => res([]); }); } } as never, {
+      topic: 't', maxBatch: 1, maxBuffered: 3, logger, onDropped: (reason, n) => dropped.push([reason, n]),
+    });
+    w.write('0', Buffer.from('0'));
+    const flushing = w.flush(); // '0' is in flight and hangs
+    for (let i = 1; i <= 5; i++) w.write(String(i), Buffer.from(String(i)));
+    assert.equal(w.buffered, 3);
+    assert.deepEqual(dropped, [['overflow', 1], ['overflow', 1]]);
+    for (let i = 0; i < 4; i++) { release(); await new Promise((r) => setImmediate(r)); }
+    await flushing;
+    assert.deepEqual(sent.map((s) => s.messages[0]!.key), ['0', '3', '4', '5']);
+  });
+
+  it('a failed send is dropped and counted, never thrown', async () => {
+    const dropped: Array<[string, number]> = [];
+    const w = new BestEffortWriter({ send: async () => { throw new Error('broker down'); } } as never, { topic: 't', logger, onDropped: (reason, n) => dropped.push([reason, n]) });
+    w.write('a', Buffer.from('a'));
+    w.write('b', Buffer.from('b'));
+    await w.flush();
+    assert.deepEqual(dropped, [['send_failed', 2]]);
+    assert.equal(w.buffered, 0);
+  });
+});

@@ -1,0 +1,81 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError, notFound } from '../api-error.js';
+import type { ControlDeps } from '../control-deps.js';
+import type { LiveCall } from '../live-call.js';
+import { LiveBuffer } from '../live-buffer.js';
+import { LiveTailFullError } from '../live-tail.js';
+import { sseComment, sseEvent } from '../sse.js';
+
+/** Pending calls per viewer before the oldest are dropped (a call is at most 32 KB). */
+export const LIVE_BUFFER_CALLS = 200;
+export const HEARTBEAT_MS = 15_000;
+
+/**
+ * GET /v1/sources/{id}/live: the source's calls as Server-Sent Events, from now on (nothing
+ * historical). Events: `ready` (reading from the end of the topic: later calls will show),
+ * `call` (a LiveCall, id = messageId), `dropped` ({count}: calls skipped because this client read
+ * too slowly), `end` ({reason}: the server is closing the stream). A comment every 15 s keeps
+ * proxies from timing the stream out. The stream is plain fetch-readable: browsers read it with
+ * fetch() so the token travels in the Authorization header, never in the URL.
+ */
+export function liveRoutes(app: FastifyInstance, { view, live }: ControlDeps, opts: { heartbeatMs?: number } = {}): void {
+  app.get<{ Params: { id: string } }>('/v1/sources/:id/live', async (req, reply) => {
+    const source = view.state.source(req.params.id);
+    if (!source) throw notFound('source', req.params.id);
+
+    const res = reply.raw;
+    const buffer = new LiveBuffer<LiveCall>(LIVE_BUFFER_CALLS);
+    let waitingForDrain = false;
+    let closed = false;
+
+    const flush = () => {
+      if (closed || waitingForDrain) return;
+      const { items, dropped } = buffer.take();
+      if (dropped > 0) {
+        live.metrics.dropped.inc(dropped);
+        res.write(sseEvent('dropped', { count: dropped }));
+      }
+      for (const call of items) {
+        if (!res.write(sseEvent('call', call, call.messageId))) waitingForDrain = true;
+      }
+    };
+    const onDrain = () => { waitingForDrain = false; flush(); };
+
+    let unsubscribe: () => void;
+    try {
+      unsubscribe = live.subscribe({
+        sourceId: source.id,
+        onReady: () => { if (!closed) res.write(sseEvent('ready', { sourceId: source.id })); },
+        onCall: (call) => {
+          buffer.push(call);
+          // Coalesce: a burst of calls is written once the current tick's batch is in.
+          if (buffer.size === 1) setImmediate(flush);
+        },
+        onEnd: (reason) => {
+          if (closed) return;
+          flush();
+          res.end(sseEvent('end', { reason }));
+        },
+      });
+    } catch (err) {
+      if (err instanceof LiveTailFullError) throw new ApiError(503, 'LIVE_UNAVAILABLE', err.message);
+      throw err;
+    }
+
+    reply.hijack();
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-store, no-transform',
+      'x-accel-buffering': 'no',
+      connection: 'keep-alive',
+    });
+    res.write(sseComment(`live calls of source ${source.id}`));
+    res.on('drain', onDrain);
+    const heartbeat = setInterval(() => { if (!closed) res.write(sseComment('heartbeat')); }, opts.heartbeatMs ?? HEARTBEAT_MS);
+    res.on('close', () => {
+      closed = true;
+      clearInterval(heartbeat);
+      unsubscribe();
+    });
+  });
+}
