@@ -23,6 +23,12 @@ describe('normalizeEvent: the rules of a call', () => {
     ['traits an array', { type: 'identify', userId: 'u', traits: [1] }, 'invalid_field'],
     ['event a number', { type: 'track', userId: 'u', event: false }, 'invalid_field'],
     ['bad timestamp', { type: 'track', userId: 'u', event: 'E', timestamp: 'soon' }, 'invalid_timestamp'],
+    // Integers past 2^53 lost digits when the JSON was parsed: storing them would change the id.
+    ['userId beyond 2^53', { type: 'identify', userId: 2 ** 53 + 2 }, 'invalid_field'],
+    ['anonymousId below -2^53', { type: 'identify', anonymousId: -(2 ** 60) }, 'invalid_field'],
+    ['messageId 1e21', { type: 'identify', userId: 'u', messageId: 1e21 }, 'invalid_field'],
+    ['groupId 2^64', { type: 'group', userId: 'u', groupId: 2 ** 64 }, 'invalid_field'],
+    ['event beyond 2^53', { type: 'track', userId: 'u', event: 2 ** 53 }, 'invalid_field'],
     ['over 32 KB', { type: 'track', userId: 'u', event: 'E', properties: { x: 'y'.repeat(32 * 1024) } }, 'message_too_large'],
   ];
   for (const [name, raw, reason] of refused) {
@@ -77,5 +83,7 @@ describe('normalizeEvent: the rules of a call', () => {
     assert.ok(r.ok && r.key === 'src:42' && r.schema === 'io.switchyard.event.Alias' && r.record.previousId === '7');
     const anon = normalizeEvent({ type: 'page', anonymousId: 'a-1', name: 'Home' }, undefined, facts());
     assert.ok(anon.ok && anon.key === 'src:a-1');
+    const edge = normalizeEvent({ type: 'identify', userId: Number.MAX_SAFE_INTEGER, messageId: 1.5 }, undefined, facts());
+    assert.ok(edge.ok && edge.record.userId === '9007199254740991' && edge.messageId === '1.5');
   });
 });

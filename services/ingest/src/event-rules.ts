@@ -45,12 +45,23 @@ class Refusal extends Error {
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** A string identifier: strings as they are, finite numbers as text (some clients send numeric ids); empty = absent. */
+/**
+ * A number sent where text is expected, as text. An integer beyond 2^53 has already lost digits in
+ * JSON parsing (9007199254740993 reads as ...992), so it is refused rather than stored as a
+ * different id.
+ */
+function numberText(field: string, v: number): string {
+  if (!Number.isFinite(v)) throw new Refusal('invalid_field', `${field} must be a string`);
+  if (Number.isInteger(v) && !Number.isSafeInteger(v)) throw new Refusal('invalid_field', `${field} is a number beyond 2^53 whose digits cannot be kept; send it as a string`);
+  return String(v);
+}
+
+/** A string identifier: strings as they are, numbers as text (some clients send numeric ids); empty = absent. */
 function id(raw: Json, field: string): string | null {
   const v = raw[field];
   if (v === undefined || v === null || v === '') return null;
   if (typeof v === 'string') return v;
-  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  if (typeof v === 'number') return numberText(field, v);
   throw new Refusal('invalid_field', `${field} must be a string`);
 }
 
@@ -58,7 +69,7 @@ function optionalString(raw: Json, field: string): string | null {
   const v = raw[field];
   if (v === undefined || v === null) return null;
   if (typeof v === 'string') return v;
-  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  if (typeof v === 'number') return numberText(field, v);
   throw new Refusal('invalid_field', `${field} must be a string`);
 }
 

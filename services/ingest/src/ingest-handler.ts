@@ -5,7 +5,7 @@ import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { UsageOutcome } from '@switchyard/platform/usage/usage-tally';
 import { normalizeEvent, type CallType, type Rejected } from './event-rules.js';
 import type { IngestMetrics } from './ingest-metrics.js';
-import { decodeBody, IngestError, MAX_REQUEST_BYTES, parseJsonBody, writeKeyOf } from './request-body.js';
+import { decodeBody, IngestError, MAX_REQUEST_BYTES, MAX_WRITE_BYTES, parseJsonBody, writeKeyOf } from './request-body.js';
 
 export interface IngestDeps {
   config: ConfigState;
@@ -73,20 +73,35 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
 
   const records: OutgoingRecord[] = [];
   const rejected: RejectedEvent[] = [];
+  const rejectedLabels: Array<{ type: string; reason: string }> = [];
   const acceptedTypes: string[] = [];
+  const countRejected = () => {
+    for (const labels of rejectedLabels) deps.metrics.rejected.inc(labels);
+    usage('rejected', rejectedLabels.length);
+  };
+  let writeBytes = 0;
+  // Checked while records are built, so an oversized request stops before it costs more memory.
+  const add = (record: OutgoingRecord) => {
+    writeBytes += (record.value?.length ?? 0) + Buffer.byteLength(record.key ?? '');
+    if (writeBytes > MAX_WRITE_BYTES) {
+      usage('rejected', 1);
+      throw new IngestError(400, 'REQUEST_TOO_LARGE', `with batch-level context merged into each call and ids and times added, the request would write over ${MAX_WRITE_BYTES / 1024} KB; send fewer calls per request`);
+    }
+    records.push(record);
+  };
   events.forEach((raw, index) => {
     const result = normalizeEvent(raw, single ? (req.route as CallType) : undefined, facts);
     if (result.ok) {
-      records.push({ topic: deps.topics.ingest, key: result.key, value: deps.codec.encode(result.schema, result.record as never) });
+      add({ topic: deps.topics.ingest, key: result.key, value: deps.codec.encode(result.schema, result.record as never) });
       acceptedTypes.push(result.type);
       return;
     }
-    deps.metrics.rejected.inc({ type: result.type ?? 'unknown', reason: result.reason });
-    usage('rejected', 1);
-    if (single) throw new IngestError(400, result.reason.toUpperCase(), result.message);
+    rejectedLabels.push({ type: result.type ?? 'unknown', reason: result.reason });
+    if (single) { countRejected(); throw new IngestError(400, result.reason.toUpperCase(), result.message); }
     rejected.push({ index, messageId: result.messageId, reason: result.reason, message: result.message });
-    records.push({ topic: deps.topics.invalidEvents, key: source.id, value: invalidRecord(deps.codec, source.id, index, raw, result, receivedAt) });
+    add({ topic: deps.topics.invalidEvents, key: source.id, value: invalidRecord(deps.codec, source.id, index, raw, result, receivedAt) });
   });
+  countRejected();
 
   const submission = deps.batcher.submit(records);
   let timer: NodeJS.Timeout | undefined;

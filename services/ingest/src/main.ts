@@ -9,6 +9,7 @@ import { connectPipeline } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { UsageRecorder } from '@switchyard/platform/usage/usage-recorder';
 import { ingestMetrics } from './ingest-metrics.js';
+import { MAX_WRITE_BYTES } from './request-body.js';
 import { trackingApi } from './routes.js';
 
 const configSchema = z.object({
@@ -35,6 +36,8 @@ runMain('ingest', async () => {
   const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'ingest' });
   const metrics = ingestMetrics(runtime.metrics);
   const batcher = new BatchingProducer(producer, {
+    // One request writes at most this much, and sends stay under the broker's 1 MiB record batch.
+    maxBatchBytes: MAX_WRITE_BYTES,
     onSend: ({ records, seconds, error }) => {
       if (error) runtime.logger.warn({ err: error, records }, 'produce failed');
       else { metrics.kafkaAck.observe(seconds); metrics.kafkaBatchRecords.observe(records); }

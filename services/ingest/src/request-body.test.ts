@@ -25,7 +25,16 @@ describe('request bodies', () => {
     assert.equal(code(() => parseJsonBody(Buffer.from('{"a":'))), 'INVALID_JSON');
     assert.equal(code(() => parseJsonBody(Buffer.from(`${'['.repeat(65)}${']'.repeat(65)}`))), 'NESTING_TOO_DEEP');
     assert.equal(code(() => parseJsonBody(Buffer.from(`${'['.repeat(64)}${']'.repeat(64)}`))), undefined);
-    assert.equal(code(() => parseJsonBody(Buffer.from([0xff, 0xfe, 0x7b]))), 'INVALID_JSON');
+  });
+
+  it('refuses bytes that are not UTF-8 instead of replacing them, and skips a BOM', () => {
+    const around = (bytes: number[]) => Buffer.concat([Buffer.from('{"s":"'), Buffer.from(bytes), Buffer.from('"}')]);
+    for (const bad of [[0xff], [0xc0, 0xaf], [0x80], [0xed, 0xa0, 0x80], [0xe6, 0x97], [0xf8, 0x88, 0x80, 0x80, 0x80]]) {
+      assert.equal(code(() => parseJsonBody(around(bad))), 'INVALID_UTF8', JSON.stringify(bad));
+    }
+    assert.equal(code(() => parseJsonBody(Buffer.from([0xff, 0xfe, 0x7b]))), 'INVALID_UTF8');
+    assert.deepEqual(parseJsonBody(around([0xe6, 0x97, 0xa5])), { s: '日' });
+    assert.deepEqual(parseJsonBody(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"a":1}')])), { a: 1 });
   });
 
   it('finds the write key in Basic auth (with or without the colon) or the body', () => {

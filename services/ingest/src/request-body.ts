@@ -6,6 +6,13 @@ import { SwitchyardError } from '@switchyard/platform/errors';
 /** Limits of the tracking API (product decision 2). */
 export const MAX_REQUEST_BYTES = 500 * 1024;
 export const MAX_JSON_DEPTH = 64;
+/**
+ * What one request may write to Kafka after enrichment (ids, times, the source, batch-level context
+ * merged into every call). Under the broker's default 1 MiB per record batch with room for record
+ * overhead, so a request always fits in one produce batch; and it stops a small body with a large
+ * batch-level context and thousands of tiny calls from turning into hundreds of megabytes.
+ */
+export const MAX_WRITE_BYTES = 768 * 1024;
 
 export class IngestError extends SwitchyardError {
   constructor(status: number, code: string, message: string) {
@@ -40,15 +47,25 @@ export async function decodeBody(raw: Buffer, contentEncoding: string | undefine
   }
 }
 
+// JSON text is UTF-8 (RFC 8259). Decoding leniently would turn invalid bytes into U+FFFD and store
+// data the client never sent; refusing says what is wrong. A leading BOM is skipped.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * Parses JSON without letting input shape objects' prototypes (`__proto__` and
  * `constructor.prototype` keys are dropped) and refuses nesting deeper than MAX_JSON_DEPTH, which
  * no analytics call needs and which would make later stringify/merge steps recurse deeply.
  */
-export function parseJsonBody(text: Buffer): unknown {
+export function parseJsonBody(bytes: Buffer): unknown {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw new IngestError(400, 'INVALID_UTF8', 'the body is not valid UTF-8');
+  }
   let value: unknown;
   try {
-    value = sjson.parse(text.toString('utf8'), undefined, { protoAction: 'remove', constructorAction: 'remove' });
+    value = sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
   } catch (err) {
     throw new IngestError(400, 'INVALID_JSON', `the body is not valid JSON: ${(err as Error).message.slice(0, 200)}`);
   }

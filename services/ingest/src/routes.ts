@@ -27,6 +27,11 @@ export async function trackingApi(app: FastifyInstance, deps: IngestDeps): Promi
   await app.register(async (scope) => {
     await scope.register(cors, { origin: '*', methods: ['POST', 'OPTIONS'], allowedHeaders: ['Content-Type', 'Authorization', 'Content-Encoding'], maxAge: 86400 });
     scope.removeAllContentTypeParsers();
+    // Content-Type is ignored, even one that is not a media type at all ("nonsense"), which fastify
+    // would otherwise answer with 415 before any parser runs.
+    scope.addHook('onRequest', async (req) => {
+      if (req.headers['content-type'] !== undefined) req.headers['content-type'] = 'application/octet-stream';
+    });
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_REQUEST_BYTES }, (_req, body, done) => done(null, body));
     // Refusals while reading the body (over the limit, aborted) use the API's own codes, with 400
     // rather than 413: clients retry 413, and retrying the same body cannot help.

@@ -19,9 +19,10 @@ describe('parseTimestamp', () => {
     ['2026-11-22', t('2026-11-22T00:00:00.000Z')],
     ['1999-12-31T23:59:59.999+00', t('1999-12-31T23:59:59.999Z')],
     [1_700_000_000_123, 1_700_000_000_123],
+    ['1000-01-01T00:00:00Z', t('1000-01-01T00:00:00.000Z')],
   ];
   for (const [input, expected] of valid) it(`${JSON.stringify(input)} → ${new Date(expected).toISOString()}`, () => assert.equal(parseTimestamp(input), expected));
 
-  const invalid: unknown[] = ['', 'yesterday', '2026-13-01', '2026-02-31T00:00:00Z', '2026-11-22T25:00:00Z', '10000-01-01', '0999-01-01', '2026-11-22T10:00:00+1900', null, true, {}, Number.NaN, 1e20, -1e15];
+  const invalid: unknown[] = ['', 'yesterday', '2026-13-01', '2026-02-31T00:00:00Z', '2026-11-22T25:00:00Z', '10000-01-01', '0999-01-01', '0000-01-01T00:00:00Z', '0050-06-15', '0099-12-31T23:59:59Z', '1000-01-01T00:30:00+01:00', '2026-11-22T10:00:00+1900', null, true, {}, Number.NaN, 1e20, -1e15];
   for (const input of invalid) it(`${JSON.stringify(input)} → undefined`, () => assert.equal(parseTimestamp(input), undefined));
 });

@@ -17,7 +17,8 @@ export function parseTimestamp(value: unknown): number | undefined {
   if (!m) return undefined;
   const [, y, mo, d, h = '0', mi = '0', s = '0', frac = '', zone] = m;
   const year = Number(y), month = Number(mo), day = Number(d), hour = Number(h), minute = Number(mi), second = Number(s);
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined;
+  // Date.UTC reads years 0–99 as 1900–1999, so those must stop here rather than at the range check.
+  if (year < 1000 || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return undefined;
   const ms = Number(frac.slice(0, 3).padEnd(3, '0'));
   let time = Date.UTC(year, month - 1, day, hour, minute, Math.min(second, 59), ms);
   // Date.UTC rolls 31 February over into March; that is not a real date.

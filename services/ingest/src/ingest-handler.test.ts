@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import { ConfigState } from '@switchyard/platform/config-view/config-state';
+import type { BatchingProducer, OutgoingRecord } from '@switchyard/platform/kafka/batching-producer';
+import { topicNames } from '@switchyard/platform/kafka/topics';
+import { Registry } from '@switchyard/platform/metrics';
+import { handleIngest, type IngestDeps } from './ingest-handler.js';
+import { ingestMetrics } from './ingest-metrics.js';
+import { IngestError, MAX_WRITE_BYTES } from './request-body.js';
+
+const writeKey = 'wk_unit_test_0123456789';
+
+/** The handler with a codec that writes JSON and a batcher that records what it was given. */
+function setup() {
+  const config = new ConfigState();
+  config.apply('source:s1', { kind: 'source', value: { id: 's1', name: 'S', enabled: true, writeKeys: [writeKey], createdAt: 0, updatedAt: 0 } });
+  const submitted: OutgoingRecord[][] = [];
+  const deps: IngestDeps = {
+    config,
+    codec: { encode: (_schema: string, record: unknown) => Buffer.from(JSON.stringify(record)) } as unknown as AvroCodec,
+    batcher: { submit: (records: OutgoingRecord[]) => { submitted.push(records); return { acked: Promise.resolve(), cancel: () => false }; } } as unknown as BatchingProducer,
+    topics: topicNames('unit.'),
+    metrics: ingestMetrics(new Registry()),
+    clock: () => 1_700_000_000_000,
+    newMessageId: () => '00000000-0000-4000-8000-000000000000',
+    ackTimeoutMs: 1000,
+  };
+  const post = (body: unknown) => handleIngest(deps, { route: 'batch', body: Buffer.from(JSON.stringify(body)), contentEncoding: undefined, authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`, ip: '127.0.0.1' });
+  return { submitted, post };
+}
+
+describe('handleIngest: what one request may write', () => {
+  it('refuses a small body that enrichment would blow up (batch context merged into thousands of calls), before building it all and writing nothing', async () => {
+    const { submitted, post } = setup();
+    const body = { context: { pad: 'c'.repeat(30 * 1024) }, batch: Array.from({ length: 5000 }, () => ({ type: 'identify', userId: 'u' })) };
+    await assert.rejects(post(body), (e: IngestError) => e.code === 'REQUEST_TOO_LARGE' && e.status === 400 && /768 KB/.test(e.message));
+    assert.equal(submitted.length, 0);
+  });
+
+  it('accepts a request whose records stay within the write limit, in one submission', async () => {
+    const { submitted, post } = setup();
+    const batch = Array.from({ length: 15 }, () => ({ type: 'track', userId: 'u', event: 'E', properties: { pad: 'z'.repeat(30 * 1024) } }));
+    assert.deepEqual(await post({ batch }), { success: true });
+    assert.equal(submitted.length, 1);
+    const bytes = submitted[0]!.reduce((n, r) => n + (r.value?.length ?? 0) + (r.key?.length ?? 0), 0);
+    assert.ok(bytes > 450 * 1024 && bytes <= MAX_WRITE_BYTES, String(bytes));
+  });
+});
