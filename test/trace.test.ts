@@ -129,7 +129,7 @@ describe('trace and usage: GET /v1/messages/{id} and GET /v1/sources/{id}/usage'
   });
 
   it('usage per source and day: accepted and rejected by ingest, filtered by integrations in fan-out', async () => {
-    const total = (days: Array<Record<string, number>>) => days.reduce((t, d) => ({ accepted: t.accepted + d.accepted!, rejected: t.rejected + d.rejected!, filtered: t.filtered + d.filtered! }), { accepted: 0, rejected: 0, filtered: 0 });
+    const total = (days: Array<{ accepted: number; rejected: number; filtered: number }>) => days.reduce((t, d) => ({ accepted: t.accepted + d.accepted, rejected: t.rejected + d.rejected, filtered: t.filtered + d.filtered }), { accepted: 0, rejected: 0, filtered: 0 });
     const mainUsage = await eventually(() => api(`/v1/sources/${main.id}/usage`), (r) => r.status === 200 && r.body.days.length > 0 && total(r.body.days).rejected === 1);
     assert.equal(mainUsage.body.sourceId, main.id);
     assert.deepEqual(total(mainUsage.body.days), { accepted: 1, rejected: 1, filtered: 0 });
