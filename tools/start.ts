@@ -72,6 +72,7 @@ try {
   await Promise.all(services.map((s, i) => waitForHttp(`http://127.0.0.1:${process.env[s.portVar] ?? s.port}/readyz`, 60_000, started[i])));
   for (const s of services) log(`${s.name.padEnd(9)} http://127.0.0.1:${process.env[s.portVar] ?? s.port}  (/healthz /readyz /metrics)  log: ${join(logs, `${s.name}.log`)}`);
   log(`KAFKA_BROKERS=${stack.brokers} SCHEMA_REGISTRY_URL=${stack.registryUrl}`);
+  log(`debugger  http://127.0.0.1:${process.env.CONTROL_PORT ?? 8081}/debugger  (sign in with the admin token below)`);
   log(`admin token: ${adminToken}${process.env.SWITCHYARD_ADMIN_TOKEN ? ' (from SWITCHYARD_ADMIN_TOKEN)' : ' (generated; set SWITCHYARD_ADMIN_TOKEN to choose one)'}`);
   log(`demo source write key: ${demo.DEMO_WRITE_KEY}; demo receiver http://127.0.0.1:${demo.DEMO_RECEIVER_PORT}/webhook (shared secret ${demo.DEMO_SHARED_SECRET})`);
   log(`ready in ${((Date.now() - t0) / 1000).toFixed(1)} s; Ctrl-C stops everything`);

@@ -499,12 +499,21 @@ async function replayDeadLetter(letter, button) {
   }
 }
 
-/** Shows a dead letter's message in the detail panel: the delivered body as JSON, and its trace. */
+/**
+ * Shows a dead letter's message in the detail panel with its trace: the call as received when the
+ * feed still has it, else the webhook body the dead letter carries.
+ */
 async function openDeadLetter(letter, replayedAt = null) {
-  let json = null;
-  const r = await api('GET', `/v1/dead-letters/${encodeURIComponent(letter.id)}`);
-  if (r.ok) { try { json = JSON.parse(r.body.body); } catch { json = r.body.body; } }
-  showDetail(letter.messageId, `${letter.eventType} · dead letter of ${state.destinationNames.get(letter.destinationId) ?? letter.destinationId} (${letter.reason}); the JSON is the webhook body`, json, replayedAt);
+  const destination = state.destinationNames.get(letter.destinationId) ?? letter.destinationId;
+  const inFeed = state.calls.find((c) => c.messageId === letter.messageId);
+  if (inFeed) {
+    showDetail(letter.messageId, `${inFeed.type}${inFeed.name ? ` “${inFeed.name}”` : ''} · ${userLabel(inFeed)} · dead letter of ${destination} (${letter.reason})`, inFeed.call, replayedAt);
+  } else {
+    let json = null;
+    const r = await api('GET', `/v1/dead-letters/${encodeURIComponent(letter.id)}`);
+    if (r.ok) { try { json = JSON.parse(r.body.body); } catch { json = r.body.body; } }
+    showDetail(letter.messageId, `${letter.eventType} · dead letter of ${destination} (${letter.reason}); the JSON is the webhook body`, json, replayedAt);
+  }
   el.detailTitle.focus();
 }
 
