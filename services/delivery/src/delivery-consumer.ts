@@ -1,5 +1,5 @@
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
-import type { Consumer } from '@switchyard/platform/kafka/client';
+import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
 import type { Logger } from '@switchyard/platform/logger';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import type { DeliveryMetrics } from './delivery-metrics.js';
@@ -25,6 +25,11 @@ export interface DeliveryConsumerOptions {
   maxInFlightPerDestination: number;
   /** Tasks of one destination waiting for its slots; beyond this the partition pauses until they drain. */
   maxWaitingPerDestination: number;
+  /**
+   * The least time between two offset commits. A commit starts as soon as a finished task moves a
+   * partition's committable offset (at most one in flight, at most one per interval): what a crash
+   * re-delivers is what finished in the last interval plus what was in flight.
+   */
   commitIntervalMs: number;
   /** Writes an unreadable record to invalid-events (acks=all). */
   setAside: (value: Buffer | null, topic: string, partition: number, offset: string, reason: string) => Promise<void>;
@@ -35,8 +40,11 @@ export interface DeliveryConsumerOptions {
  * of them at once, independently of partitions: each record is handed to the task runner and the
  * consumer moves on, waiting only when the global in-flight cap is reached. A tier record that is
  * not due yet pauses its partition and is read again when due (a timer resumes it): no handler
- * sleeps, no other partition waits. Offsets are committed every interval, and only up to the oldest
- * unfinished task of each partition, so a crash re-runs at most what was in flight (at-least-once).
+ * sleeps, no other partition waits. Offsets are committed as tasks finish (at most once per
+ * interval), and only up to the oldest unfinished task of each partition, so a crash re-runs at most
+ * what was in flight or finished since the last commit (at-least-once). stop() stops fetching but
+ * stays in the group while in-flight tasks finish, commits, and only then leaves: a graceful
+ * shutdown re-delivers nothing.
  */
 export class DeliveryConsumer {
   private readonly offsets = new PartitionOffsets();
@@ -49,6 +57,12 @@ export class DeliveryConsumer {
   /** Partitions paused because this destination's queue is full, resumed as it drains. */
   private readonly blockedBy = new Map<string, Map<string, { topic: string; partition: number }>>();
   private commitTimer: NodeJS.Timeout | undefined;
+  private committing: Promise<void> | undefined;
+  private commitWanted = false;
+  private lastCommitAt = 0;
+  private stopping = false;
+  /** The eachBatch call running now, if any: stop() waits for it to return. */
+  private batchRunning: Promise<void> | undefined;
   private inFlight = new Set<Promise<void>>();
 
   constructor(private readonly opts: DeliveryConsumerOptions) {
@@ -60,15 +74,23 @@ export class DeliveryConsumer {
     const { consumer } = this.opts;
     for (const topic of this.opts.topics) await consumer.subscribe({ topic, fromBeginning: true });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.onAssignment(payload.memberAssignment));
-    this.commitTimer = setInterval(() => void this.commit().catch((err: unknown) => this.opts.logger.warn({ err }, 'offset commit failed')), this.opts.commitIntervalMs);
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
-      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+      eachBatch: async (payload) => {
+        if (this.stopping) return;
+        const running = this.handleBatch(payload);
+        this.batchRunning = running;
+        try { await running; } finally { if (this.batchRunning === running) this.batchRunning = undefined; }
+      },
+    });
+  }
+
+  private async handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
         const { topic, partition } = batch;
         const tracker = this.offsets.tracker(topic, partition);
         for (const message of batch.messages) {
-          if (!isRunning() || isStale()) return;
+          if (!isRunning() || isStale() || this.stopping) return;
           let task: DeliveryTask;
           try {
             const decoded = await this.opts.codec.decode(message.value);
@@ -79,6 +101,7 @@ export class DeliveryConsumer {
             tracker.track(message.offset);
             tracker.complete(message.offset);
             resolveOffset(message.offset);
+            this.requestCommit();
             continue;
           }
           const now = this.opts.clock();
@@ -93,20 +116,23 @@ export class DeliveryConsumer {
             }
             // The destination is not answering: its overflow waits in the retry tier, and the
             // partition keeps flowing for every other destination.
-            await this.global.acquire();
+            if (!(await this.acquireUnlessStopping())) return;
             tracker.track(message.offset);
             resolveOffset(message.offset);
-            const deferred = this.opts.runner.defer(task, 'overloaded').catch((err: unknown) => this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished'))
-              .finally(() => { tracker.complete(message.offset); this.global.release(); this.inFlight.delete(deferred); });
+            // A deferral that failed (shutdown) leaves its offset unfinished: the task is read again.
+            const deferred = this.opts.runner.defer(task, 'overloaded')
+              .then(() => { tracker.complete(message.offset); this.requestCommit(); }, (err: unknown) => this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished'))
+              .finally(() => { this.global.release(); this.inFlight.delete(deferred); });
             this.inFlight.add(deferred);
             continue;
           }
-          await this.global.acquire();
+          if (!(await this.acquireUnlessStopping())) return;
           tracker.track(message.offset);
           resolveOffset(message.offset);
           this.opts.metrics.inFlight.set(this.global.active);
-          const done = this.dispatch(task).finally(() => {
-            tracker.complete(message.offset);
+          const done = this.dispatch(task).then((finished) => {
+            if (finished) { tracker.complete(message.offset); this.requestCommit(); }
+          }).finally(() => {
             this.global.release();
             this.inFlight.delete(done);
             this.opts.metrics.inFlight.set(this.global.active);
@@ -116,21 +142,60 @@ export class DeliveryConsumer {
         }
         this.lagByPartition.set(`${topic}:${partition}`, Number(batch.offsetLag()));
         this.reportLag(topic);
-      },
-    });
   }
 
-  /** Stops reading, lets in-flight tasks finish (bounded), commits what finished. */
+  /**
+   * Stops fetching (every topic paused) while staying in the group, lets in-flight tasks finish
+   * (bounded), commits what finished, and only then leaves the group: commits need membership, and
+   * whatever finished but was not committed would be delivered again by the next owner.
+   */
   async stop(drainMs = 20_000): Promise<void> {
-    await this.opts.consumer.stop();
+    const { consumer } = this.opts;
+    this.stopping = true;
     for (const timer of this.resumeTimers.values()) clearTimeout(timer);
     this.resumeTimers.clear();
-    await Promise.race([Promise.allSettled([...this.inFlight]), new Promise((r) => setTimeout(r, drainMs).unref())]);
-    clearInterval(this.commitTimer);
-    await this.commit();
+    consumer.pause(this.opts.topics.map((topic) => ({ topic })));
+    const deadline = new Promise((r) => setTimeout(r, drainMs).unref());
+    await Promise.race([this.batchRunning, deadline]);
+    await Promise.race([Promise.allSettled([...this.inFlight]), deadline]);
+    clearTimeout(this.commitTimer);
+    this.commitTimer = undefined;
+    await this.committing;
+    await this.commit().catch((err: unknown) => this.opts.logger.warn({ err }, 'final offset commit failed'));
+    await consumer.stop();
   }
 
-  private async dispatch(task: DeliveryTask): Promise<void> {
+  /** A global slot, or false (nothing taken) when shutdown began while waiting for it. */
+  private async acquireUnlessStopping(): Promise<boolean> {
+    await this.global.acquire();
+    if (!this.stopping) return true;
+    this.global.release();
+    return false;
+  }
+
+  /** Asks for a commit: at once if none ran within the interval, else when the interval ends. */
+  private requestCommit(): void {
+    this.commitWanted = true;
+    if (this.committing || this.commitTimer || this.stopping) return;
+    const wait = this.lastCommitAt + this.opts.commitIntervalMs - this.opts.clock();
+    if (wait > 0) {
+      this.commitTimer = setTimeout(() => { this.commitTimer = undefined; this.startCommit(); }, wait);
+      return;
+    }
+    this.startCommit();
+  }
+
+  private startCommit(): void {
+    if (this.stopping) return;
+    this.commitWanted = false;
+    this.lastCommitAt = this.opts.clock();
+    this.committing = this.commit()
+      .catch((err: unknown) => { this.commitWanted = true; this.opts.logger.warn({ err }, 'offset commit failed'); })
+      .finally(() => { this.committing = undefined; if (this.commitWanted) this.requestCommit(); });
+  }
+
+  /** Resolves true when the task reached an outcome, false when shutdown left it unfinished. */
+  private async dispatch(task: DeliveryTask): Promise<boolean> {
     const key = task.destinationId;
     await this.perDestination.acquire(key);
     const mark = { at: this.opts.clock() };
@@ -139,9 +204,11 @@ export class DeliveryConsumer {
     started.add(mark);
     try {
       await this.opts.runner.run(task);
+      return true;
     } catch (err) {
       // Only shutdown makes the runner give up; the offset stays uncommitted and the task is read again.
       this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished');
+      return false;
     } finally {
       started.delete(mark);
       if (started.size === 0) this.started.delete(key);
@@ -187,7 +254,7 @@ export class DeliveryConsumer {
 
   private resumeBlocked(destinationId: string): void {
     const blocked = this.blockedBy.get(destinationId);
-    if (!blocked) return;
+    if (!blocked || this.stopping) return;
     this.blockedBy.delete(destinationId);
     const resumable = [...blocked.values()].filter(({ topic, partition }) => !this.resumeTimers.has(`${topic}:${partition}`));
     if (resumable.length) this.opts.consumer.resume(resumable.map(({ topic, partition }) => ({ topic, partitions: [partition] })));
@@ -208,6 +275,7 @@ export class DeliveryConsumer {
   }
 
   private onAssignment(assignment: Record<string, number[]>): void {
+    this.opts.logger.info({ assignment }, 'partitions assigned');
     const assigned = new Set(Object.entries(assignment).flatMap(([topic, partitions]) => partitions.map((p) => `${topic}:${p}`)));
     for (const [key, timer] of this.resumeTimers) {
       if (!assigned.has(key)) { clearTimeout(timer); this.resumeTimers.delete(key); }
@@ -216,6 +284,7 @@ export class DeliveryConsumer {
     this.blockedBy.clear();
     this.offsets.clear();
     // A partition paused before the rebalance and handed back has no timer any more: read it again.
+    if (this.stopping) return;
     const stale = this.opts.consumer.paused().flatMap(({ topic, partitions }) => partitions.filter((p) => !this.resumeTimers.has(`${topic}:${p}`)).map((p) => ({ topic, partitions: [p] })));
     if (stale.length) this.opts.consumer.resume(stale);
   }

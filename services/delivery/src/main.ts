@@ -32,9 +32,17 @@ const configSchema = z.object({
   DELIVERY_MAX_WAITING_PER_DESTINATION: z.coerce.number().int().min(0).default(400),
   DELIVERY_BREAKER_THRESHOLD: z.coerce.number().int().min(1).default(5),
   DELIVERY_BREAKER_OPEN: env.duration('30s'),
-  DELIVERY_COMMIT_INTERVAL: env.duration('200ms'),
+  /** Least time between offset commits; a commit follows each completion otherwise (what a crash re-delivers). */
+  DELIVERY_COMMIT_INTERVAL: env.duration('20ms'),
   /** Record every attempt on the delivery-attempts topic (the trace API); off only to measure its cost. */
   DELIVERY_RECORD_ATTEMPTS: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /**
+   * What this instance reads: `all` (the delivery topic and every retry tier, one group), or split
+   * into `main` (the delivery topic, group <prefix>delivery) and `retries` (the tiers, group
+   * <prefix>delivery-retries) to scale them apart. Never run `all` beside `retries`: both groups
+   * would read the tiers, and every retried task would be delivered twice.
+   */
+  DELIVERY_READS: z.enum(['all', 'main', 'retries']).default('all'),
 });
 
 runMain('delivery', async () => {
@@ -63,13 +71,15 @@ runMain('delivery', async () => {
   // Short sessions: a replacement takes over a crashed instance's partitions within seconds.
   // Fetches wait for 64 KB or 100 ms: larger batches under load, and a retry-tier partition resumed
   // when its head record falls due is fetched within moments (measured in BENCHMARKS.md).
-  const consumer = createConsumer(kafka, { groupId: `${config.SWITCHYARD_TOPIC_PREFIX}delivery`, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20, minBytes: 64 * 1024, maxWaitTimeInMs: 100 });
+  const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}${config.DELIVERY_READS === 'retries' ? 'delivery-retries' : 'delivery'}`;
+  const tierTopics = config.SWITCHYARD_RETRY_TIERS.map((_, i) => topics.retry(i + 1));
+  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20, minBytes: 64 * 1024, maxWaitTimeInMs: 100 });
   await connectClient(runtime.lifecycle, 'consumer', consumer);
   trackGroupMembership(runtime.lifecycle, consumer);
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
   const delivery = new DeliveryConsumer({
     consumer, codec, runner, metrics, logger: runtime.logger, clock: Date.now,
-    topics: [topics.delivery, ...config.SWITCHYARD_RETRY_TIERS.map((_, i) => topics.retry(i + 1))],
+    topics: config.DELIVERY_READS === 'main' ? [topics.delivery] : config.DELIVERY_READS === 'retries' ? tierTopics : [topics.delivery, ...tierTopics],
     maxInFlight: config.DELIVERY_MAX_IN_FLIGHT,
     maxInFlightPerDestination: config.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
     maxWaitingPerDestination: config.DELIVERY_MAX_WAITING_PER_DESTINATION,

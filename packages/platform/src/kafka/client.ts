@@ -1,8 +1,8 @@
-import { Kafka, logLevel, Partitioners, type Producer, type Admin, type Consumer, type ConsumerConfig, type KafkaConfig, type LogEntry } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Producer, type Admin, type Consumer, type ConsumerConfig, type EachBatchPayload, type KafkaConfig, type LogEntry } from 'kafkajs';
 import type { Logger } from '../logger.js';
 
 // Every kafkajs import of the code base lives under kafka/, so the client can be swapped later.
-export type { Producer, Admin, Consumer, Kafka };
+export type { Producer, Admin, Consumer, Kafka, EachBatchPayload };
 
 export interface KafkaSettings {
   brokers: string[];
