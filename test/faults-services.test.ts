@@ -1,0 +1,116 @@
+// Service crashes and graceful stops while events flow through the HTTP API (RELIABILITY.md):
+// SIGKILL of ingest, fan-out, delivery (main topic), a retry-tier-only delivery instance and
+// audiences at seeded random moments, each restarted; SIGTERM of each under load. Every
+// acknowledged event must reach the receiver (0 lost); duplicates stay under 1 % of events after
+// crashes and are 0 after graceful stops. Reduced size under `npm test`; RELIABILITY_SCALE=full
+// (npm run test:reliability) runs one scenario per service with several kills each.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FaultReceiver } from './support/fault-receiver.js';
+import { FaultPipeline, type Role } from './support/fault-pipeline.js';
+import { FULL, Load, atRandomMoments, report, scale, seeded, settle, type Tally } from './support/loss-harness.js';
+import { pipelineEnv, setupTopics } from './support/services.js';
+import { uniquePrefix } from './support/stack.js';
+
+const ROLES: Role[] = ['ingest', 'fanout', 'delivery-main', 'delivery-retries', 'audiences'];
+const BUYS = 3;
+
+describe('faults: services killed and stopped under load', () => {
+  const prefix = uniquePrefix('faults-svc');
+  let pipeline: FaultPipeline;
+  const receivers: FaultReceiver[] = [];
+
+  before(async () => {
+    const env = pipelineEnv(prefix, {
+      SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', SWITCHYARD_RETRY_TIERS: '500ms,1s,2s', SWITCHYARD_RETRY_DEADLINE: '10m', DELIVERY_BREAKER_OPEN: '1s',
+      FANOUT_TRANSACTIONAL_ID: `${prefix}fanout-test`, AUDIENCES_TRANSACTIONAL_ID: `${prefix}audiences-test`, LOG_LEVEL: 'warn',
+    });
+    await setupTopics(env);
+    pipeline = new FaultPipeline(prefix, env);
+    await pipeline.start(ROLES);
+  });
+  after(async () => {
+    await pipeline?.stop();
+    await Promise.all(receivers.map((r) => r.close()));
+  });
+
+  /**
+   * One scenario: its own source, destination, receiver (failing the first attempt of every other
+   * event, so half the events pass through retry tier 1) and audience ("3 purchases"); load through the API
+   * while `faults` runs; then the tally of events and of the audience's identify calls.
+   */
+  const run = async (name: string, sizes: { events: number; rate: number }, faults: (durationMs: number) => Promise<void>): Promise<{ events: Tally; identifies: Tally }> => {
+    const label = name.replace(/\W+/g, '-');
+    const { destination, receiver, source } = await pipeline.scenario(label, { failFirstAttempt: (id) => /[02468]$/.test(id) }, { name: 'Three Buys', condition: JSON.stringify({ event: 'Buy', within: '30d', count: { op: 'gte', value: BUYS } }) });
+    receivers.push(receiver);
+    const startedAt = Date.now();
+    const userOf = (i: number) => `${label}-u${Math.floor(i / BUYS)}`;
+    const load = new Load({ label, target: () => pipeline.ingestUrl, writeKey: source.writeKeys[0]!, events: sizes.events, ratePerSec: sizes.rate, shape: (i) => ({ userId: userOf(i), event: 'Buy' }) }).start();
+    await faults((sizes.events / sizes.rate) * 1000);
+    const events = await settle({ scenario: name, load, receiver, destinationId: destination.id, deadLetterTopic: pipeline.topics.deadLetter, startedAt, timeoutMs: 180_000 });
+
+    // Every user whose three purchases were acknowledged enters the audience: one identify each.
+    const users = new Set<string>();
+    for (let u = 0; u * BUYS + BUYS - 1 < sizes.events; u++) {
+      if (Array.from({ length: BUYS }, (_, k) => load.ids[u * BUYS + k]!).every((id) => load.acked.has(id))) users.add(userOf(u * BUYS));
+    }
+    const identifiesOf = () => {
+      const byUser = new Map<string, number>();
+      for (const a of receiver.accepted) {
+        const traits = a.body.traits as Record<string, unknown> | undefined;
+        if (a.body.type === 'identify' && traits?.three_buys === true) byUser.set(String(a.body.userId), (byUser.get(String(a.body.userId)) ?? 0) + 1);
+      }
+      return byUser;
+    };
+    const deadline = Date.now() + 60_000;
+    while ([...users].some((u) => !identifiesOf().has(u)) && Date.now() < deadline) await sleep(200);
+    await sleep(2000);
+    const byUser = identifiesOf();
+    const missing = [...users].filter((u) => !byUser.has(u));
+    const identifies: Tally = {
+      scenario: `${name}: audience identify calls`, sent: users.size, acknowledged: users.size, delivered: users.size - missing.length,
+      duplicated: [...byUser.values()].reduce((s, n) => s + n - 1, 0), deadLettered: 0, lost: missing.length, lostSample: missing.slice(0, 10), deadLetterReasons: {}, seconds: (Date.now() - startedAt) / 1000,
+    };
+    report(identifies);
+    return { events, identifies };
+  };
+
+  const check = ({ events, identifies }: { events: Tally; identifies: Tally }, maxDuplicateShare: number) => {
+    assert.equal(events.lost, 0, `lost: ${events.lostSample.join(', ')}`);
+    assert.equal(events.acknowledged, events.sent, 'every event acknowledged in the end (the client retries refusals)');
+    assert.ok(events.duplicated <= events.acknowledged * maxDuplicateShare, `${events.duplicated} duplicates of ${events.acknowledged}`);
+    assert.equal(identifies.lost, 0, `users without their identify call: ${identifies.lostSample.join(', ')}`);
+    assert.ok(identifies.duplicated <= Math.max(0, identifies.acknowledged * maxDuplicateShare), `${identifies.duplicated} duplicate identify calls`);
+  };
+
+  /** Each role hit `times` times at seeded moments within the load; roles independently of each other. */
+  const hit = (roles: Role[], signal: NodeJS.Signals, times: number, seed: number) => async (durationMs: number) => {
+    const exits: Array<number | string> = [];
+    await Promise.all(roles.map((role, k) => atRandomMoments(seeded(seed + k), times, durationMs * 0.1, durationMs * 0.8, async () => {
+      exits.push(await pipeline.restart(role, signal));
+    })));
+    // A stopped service exits 0 (graceful); a killed one by the signal.
+    for (const exit of exits) assert.equal(exit, signal === 'SIGKILL' ? 'SIGKILL' : 0);
+  };
+
+  if (!FULL) {
+    it('SIGKILL of ingest, fan-out, delivery, a retry-tier consumer and audiences (once each, at seeded moments): 0 lost, duplicates under 1 %', async () => {
+      check(await run('SIGKILL each service once', { events: 3000, rate: 100 }, hit(ROLES, 'SIGKILL', 1, 11)), 0.01);
+    });
+    it('SIGTERM of each service under load, then restart: 0 lost, 0 duplicates', async () => {
+      check(await run('SIGTERM each service once', { events: 2000, rate: 100 }, hit(ROLES, 'SIGTERM', 1, 21)), 0);
+    });
+  } else {
+    for (const [k, role] of ROLES.entries()) {
+      it(`SIGKILL of ${role} 4 times: 0 lost, duplicates under 1 %`, async () => {
+        check(await run(`SIGKILL ${role} ×4`, { events: scale(3000, 9000), rate: 150 }, hit([role], 'SIGKILL', 4, 100 + k)), 0.01);
+      });
+    }
+    for (const [k, role] of ROLES.entries()) {
+      it(`SIGTERM of ${role} 3 times under load: 0 lost, 0 duplicates`, async () => {
+        check(await run(`SIGTERM ${role} ×3`, { events: 4500, rate: 150 }, hit([role], 'SIGTERM', 3, 200 + k)), 0);
+      });
+    }
+  }
+});
