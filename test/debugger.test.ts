@@ -7,6 +7,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { SseParser } from '../services/control/debugger/feed.js';
 import { repoRoot } from '../tools/stack/paths.js';
 import { makeDestination, makeSource, writeConfig } from './support/config.js';
 import { requestJson } from './support/http.js';
@@ -233,5 +234,26 @@ describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? fa
       await new Promise((r) => setTimeout(r, 250));
     }
     assert.equal(await metric('control_live_subscribers'), 0);
+  });
+  it('on SIGTERM an open live stream is told (end: shutdown) and closed, and control exits 0 promptly', async () => {
+    const res = await fetch(`${control.url}/v1/sources/${source.id}/live`, { headers: { authorization: `Bearer ${token}` } });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
+    const events: Array<{ event: string; data: string }> = [];
+    const parser = new SseParser((e) => events.push(e));
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    const readAll = (async () => { for (;;) { const { value, done } = await reader.read(); if (done) return; parser.push(value); } })();
+    const deadline = Date.now() + 15_000;
+    while (!events.some((e) => e.event === 'ready')) {
+      assert.ok(Date.now() < deadline, 'ready within 15 s');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const t0 = Date.now();
+    const code = await control.stop('SIGTERM');
+    await readAll;
+    assert.equal(code, 0);
+    assert.ok(Date.now() - t0 < 10_000, `stopped in ${Date.now() - t0} ms`);
+    assert.deepEqual(events.map((e) => e.event), ['ready', 'end']);
+    assert.deepEqual(JSON.parse(events[1]!.data), { reason: 'shutdown' });
   });
 });
