@@ -109,6 +109,18 @@ export function openApiDocument(): Record<string, unknown> {
         parameters: idParam,
         get: { summary: 'Calls of a source per UTC day: accepted and rejected by ingest, filtered by integrations in fan-out (README "Usage")', responses: { 200: json('Usage', 'Usage, newest day first'), 401: errors[401], 404: errors[404] } },
       },
+      '/v1/sources/{id}/live': {
+        parameters: idParam,
+        get: {
+          summary: 'The source\'s calls from now on, as Server-Sent Events (the debugger\'s live feed; README "Debugger")',
+          description: 'Events: `ready` {sourceId} once reading from the end of the ingest topic; `call` {messageId, type, name, userId, anonymousId, timestamp, receivedAt, call} with id = messageId; `dropped` {count} when this client read too slowly (200 calls are buffered per stream); `end` {reason} before the server closes the stream. A comment line every 15 s.',
+          responses: {
+            200: { description: 'An endless text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            401: errors[401], 404: errors[404],
+            503: json('Error', 'Too many open live streams on this instance, or it is shutting down (LIVE_UNAVAILABLE)'),
+          },
+        },
+      },
       '/v1/messages/{messageId}': {
         parameters: [{ name: 'messageId', in: 'path', required: true, schema: { type: 'string' } }],
         get: {
