@@ -50,6 +50,8 @@ export class DeadLetterIndex {
   }
 
   get(id: string): IndexedDeadLetter | undefined { return this.letters.get(id); }
+  get size(): number { return this.letters.size; }
+  get max(): number { return this.opts.max; }
 
   markReplayed(id: string, at: number): void {
     const entry = this.letters.get(id);

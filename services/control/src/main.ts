@@ -15,6 +15,7 @@ import { DeadLetterIndex } from './dead-letter-index.js';
 import { MessageTraceIndex } from './message-trace-index.js';
 import { UsageIndex } from './usage-index.js';
 import { LiveTail } from './live-tail.js';
+import { registerIndexMetrics } from './index-metrics.js';
 
 const configSchema = z.object({
   ...commonEnv,
@@ -39,6 +40,7 @@ runMain('control', async () => {
   const deadLetters = new DeadLetterIndex({ kafka, codec, topic: topics.deadLetter, logger: runtime.logger, max: config.DEAD_LETTER_INDEX_MAX });
   const traces = new MessageTraceIndex({ kafka, codec, topic: topics.deliveryAttempts, logger: runtime.logger, max: config.CONTROL_TRACE_INDEX_MAX, windowMs: config.CONTROL_TRACE_WINDOW, clock: Date.now });
   const usage = new UsageIndex({ kafka, codec, topic: topics.usage, logger: runtime.logger });
+  registerIndexMetrics(runtime.metrics, () => ({ traces: { size: traces.traces.size, max: traces.max }, deadLetters, usage: usage.totals }));
   // Reads the ingest topic only while a debugger viewer is connected.
   const live = new LiveTail({ kafka, codec, topic: topics.ingest, logger: runtime.logger, metrics: runtime.metrics });
   runtime.readiness.set('config', false);

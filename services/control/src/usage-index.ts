@@ -16,6 +16,13 @@ export class UsageTotals {
   /** sourceId → key (source|day|writer) → latest total. */
   private readonly bySource = new Map<string, Map<string, UsageCount>>();
 
+  /** Writer totals held (sources × days × writers). */
+  get size(): number {
+    let n = 0;
+    for (const totals of this.bySource.values()) n += totals.size;
+    return n;
+  }
+
   add(r: UsageCount): void {
     let totals = this.bySource.get(r.sourceId);
     if (!totals) this.bySource.set(r.sourceId, (totals = new Map()));
