@@ -115,19 +115,21 @@ describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? fa
     assert.equal(await metric('control_live_consumer_running'), 1);
   });
 
-  it('calls sent through the ingest API appear within 2 s, newest first', async () => {
+  it('calls sent through the ingest API appear within 2 s, newest first', async (t) => {
     const calls = [
       { type: 'identify', userId: 'ada', traits: { name: 'Ada Lovelace', plan: 'pro' } },
       { type: 'page', anonymousId: 'anon-3f9c', name: 'Pricing', properties: { path: '/pricing' } },
       { type: 'track', userId: 'ada', event: 'Product Added', properties: { sku: 'B-101', price: 18.5 } },
       { type: 'track', userId: 'grace', event: 'Order Completed', properties: { orderId: 'o-881', total: 42 } },
     ];
+    const latencies: number[] = [];
     for (const call of calls) {
       const [sent] = await send([call]);
       const t0 = Date.now();
       await row(sent!.messageId as string).waitFor({ timeout: 2000 });
-      assert.ok(Date.now() - t0 < 2000);
+      latencies.push(Date.now() - t0);
     }
+    t.diagnostic(`ingest answer → row visible: ${latencies.join(', ')} ms`);
     const shown = await page.locator('#feed .call .name').allTextContents();
     assert.deepEqual(shown.slice(0, 4), ['Order Completed', 'Product Added', 'Pricing', '']);
     assert.deepEqual((await page.locator('#feed .call .user').allTextContents()).slice(0, 4), ['grace', 'ada', 'anonymous anon-3f9c', 'ada']);
