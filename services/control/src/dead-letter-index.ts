@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
-import { createConsumer, type Consumer, type Kafka } from '@switchyard/platform/kafka/client';
+import type { Kafka } from '@switchyard/platform/kafka/client';
+import { followTopic } from '@switchyard/platform/kafka/topic-follower';
 import type { Logger } from '@switchyard/platform/logger';
 import type { DeadLetter } from '@switchyard/platform/schemas/generated';
 
@@ -21,25 +21,15 @@ export interface DeadLetterQuery { destinationId?: string; reason?: string; sinc
  */
 export class DeadLetterIndex {
   private readonly letters = new Map<string, IndexedDeadLetter>();
-  private consumer: Consumer | undefined;
+  private follower: { stop(): Promise<void> } | undefined;
 
   constructor(private readonly opts: { kafka: Kafka; codec: AvroCodec; topic: string; logger: Logger; max: number }) {}
 
   async start(): Promise<void> {
-    const consumer = createConsumer(this.opts.kafka, { groupId: `switchyard.dead-letter-index.${randomUUID()}`, maxWaitTimeInMs: 500 });
-    this.consumer = consumer;
-    await consumer.connect();
-    await consumer.subscribe({ topic: this.opts.topic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachMessage: async ({ partition, message }) => {
-        try {
-          const decoded = await this.opts.codec.decode(message.value);
-          if (decoded.name !== 'io.switchyard.pipeline.DeadLetter') return;
-          this.add(`${partition}-${message.offset}`, decoded.value);
-        } catch (err) {
-          this.opts.logger.warn({ err, partition, offset: message.offset }, 'unreadable dead letter skipped');
-        }
+    this.follower = await followTopic({
+      ...this.opts, label: 'dead-letter-index', from: 'beginning',
+      onRecord: (decoded, { partition, offset }) => {
+        if (decoded.name === 'io.switchyard.pipeline.DeadLetter') this.add(`${partition}-${offset}`, decoded.value);
       },
     });
   }
@@ -68,5 +58,5 @@ export class DeadLetterIndex {
     return { items: matching.slice(0, limit), total: matching.length };
   }
 
-  async stop(): Promise<void> { await this.consumer?.disconnect(); }
+  async stop(): Promise<void> { await this.follower?.stop(); }
 }

@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
-import { createConsumer, type Consumer, type Kafka } from '@switchyard/platform/kafka/client';
+import type { Kafka } from '@switchyard/platform/kafka/client';
+import { followTopic } from '@switchyard/platform/kafka/topic-follower';
 import type { Logger } from '@switchyard/platform/logger';
 import type { UsageCount } from '@switchyard/platform/schemas/generated';
 import { usageKey } from '@switchyard/platform/usage/usage-tally';
@@ -52,28 +52,16 @@ export class UsageTotals {
  */
 export class UsageIndex {
   readonly totals = new UsageTotals();
-  private consumer: Consumer | undefined;
+  private follower: { stop(): Promise<void> } | undefined;
 
   constructor(private readonly opts: { kafka: Kafka; codec: AvroCodec; topic: string; logger: Logger }) {}
 
   async start(): Promise<void> {
-    const consumer = createConsumer(this.opts.kafka, { groupId: `switchyard.usage-index.${randomUUID()}`, maxWaitTimeInMs: 500 });
-    this.consumer = consumer;
-    await consumer.connect();
-    await consumer.subscribe({ topic: this.opts.topic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachMessage: async ({ partition, message }) => {
-        if (message.value === null) return;
-        try {
-          const decoded = await this.opts.codec.decode(message.value);
-          if (decoded.name === 'io.switchyard.pipeline.UsageCount') this.totals.add(decoded.value);
-        } catch (err) {
-          this.opts.logger.warn({ err, partition, offset: message.offset }, 'unreadable usage record skipped');
-        }
-      },
+    this.follower = await followTopic({
+      ...this.opts, label: 'usage-index', from: 'beginning',
+      onRecord: (decoded) => { if (decoded.name === 'io.switchyard.pipeline.UsageCount') this.totals.add(decoded.value); },
     });
   }
 
-  async stop(): Promise<void> { await this.consumer?.disconnect(); }
+  async stop(): Promise<void> { await this.follower?.stop(); }
 }

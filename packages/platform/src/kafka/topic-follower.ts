@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import type { AvroCodec, Decoded } from '../codec/avro-codec.js';
+import type { Logger } from '../logger.js';
+import { createConsumer, type Consumer, type Kafka } from './client.js';
+
+export interface RecordMeta { partition: number; offset: string; timestamp: number }
+
+export interface FollowTopicOptions {
+  kafka: Kafka;
+  codec: AvroCodec;
+  topic: string;
+  logger: Logger;
+  /** Names the throwaway consumer group (`switchyard.<label>.<uuid>`) and the log lines. */
+  label: string;
+  /** Where to start: the first record, or the first record written at or after a time (ms). */
+  from: 'beginning' | { timestamp: number };
+  /** Called once per decodable record, in offset order per partition. Tombstones are skipped. */
+  onRecord: (decoded: Decoded, meta: RecordMeta) => void;
+}
+
+/**
+ * Follows one topic into memory for an in-process index: a consumer group of its own that commits
+ * nothing (every start reads again from `from`), Avro decoding, and an unreadable record logged and
+ * skipped rather than stopping the index. Resolves once the consumer runs; `stop` disconnects.
+ */
+export async function followTopic(opts: FollowTopicOptions): Promise<{ stop(): Promise<void> }> {
+  const { kafka, codec, topic, logger, label, onRecord } = opts;
+  const startOffsets = opts.from === 'beginning' ? [] : await offsetsAt(kafka, topic, opts.from.timestamp);
+  const consumer: Consumer = createConsumer(kafka, { groupId: `switchyard.${label}.${randomUUID()}`, maxWaitTimeInMs: 500 });
+  await consumer.connect();
+  await consumer.subscribe({ topic, fromBeginning: true });
+  // A record is applied once even if a seek below lands after a first fetch from the beginning.
+  const applied = new Map<number, bigint>();
+  await consumer.run({
+    autoCommit: false,
+    eachBatch: async ({ batch }) => {
+      for (const message of batch.messages) {
+        const offset = BigInt(message.offset);
+        if (offset <= (applied.get(batch.partition) ?? -1n)) continue;
+        applied.set(batch.partition, offset);
+        if (message.value === null) continue;
+        try {
+          onRecord(await codec.decode(message.value), { partition: batch.partition, offset: message.offset, timestamp: Number(message.timestamp) });
+        } catch (err) {
+          logger.warn({ err, topic, partition: batch.partition, offset: message.offset, index: label }, 'unreadable record skipped');
+        }
+      }
+    },
+  });
+  // Seeks made after run() apply before the partitions are first fetched.
+  for (const { partition, offset } of startOffsets) consumer.seek({ topic, partition, offset });
+  return { stop: () => consumer.disconnect() };
+}
+
+async function offsetsAt(kafka: Kafka, topic: string, timestamp: number): Promise<Array<{ partition: number; offset: string }>> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    return await admin.fetchTopicOffsetsByTimestamp(topic, timestamp);
+  } finally {
+    await admin.disconnect();
+  }
+}
