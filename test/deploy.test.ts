@@ -220,6 +220,30 @@ describe('Kubernetes manifests (kustomize)', { skip: which('kubectl') ? false : 
     });
   }
 
+  it('the base ConfigMaps name only variables the services read, and every setting a user tunes', () => {
+    // A service's variables: the keys of its zod schema in main.ts, with the shared groups expanded.
+    const keysOf = (text: string) => [...text.matchAll(/^\s{2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]!);
+    const config = read('packages/platform/src/config.ts');
+    const group = (name: string) => keysOf(new RegExp(`export const ${name} = \\{([\\s\\S]*?)\\n\\};`).exec(config)![1]!);
+    const reads = (service: string) => {
+      const main = read(`services/${service}/src/main.ts`);
+      return new Set([...keysOf(main), ...(main.includes('...commonEnv') ? group('commonEnv') : []), ...(main.includes('...topicEnv') ? group('topicEnv') : [])]);
+    };
+    const base = kustomize('base');
+    const data = (prefix: string) => base.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith(`${prefix}-`) && !o.metadata.name.slice(prefix.length + 1).includes('-'))?.data as Record<string, string>;
+    const common = Object.keys(data('switchyard-common'));
+    for (const key of common) assert.ok(['setup', ...services].some((s) => reads(s).has(key)), `switchyard-common: no service reads ${key}`);
+    // Secrets, per-instance identities and cosmetic settings are left to the user's overlay.
+    const notInConfigMaps = new Set(['SWITCHYARD_ADMIN_TOKEN', 'SWITCHYARD_SEED_FILE', 'FANOUT_TRANSACTIONAL_ID', 'AUDIENCES_TRANSACTIONAL_ID', 'DELIVERY_USER_AGENT']);
+    for (const name of services) {
+      const own = Object.keys(data(`switchyard-${name}`));
+      for (const key of own) assert.ok(reads(name).has(key), `switchyard-${name}: ${name} does not read ${key}`);
+      for (const key of reads(name)) {
+        if (!notInConfigMaps.has(key)) assert.ok(own.includes(key) || common.includes(key), `${name} reads ${key}, which is in neither switchyard-common nor switchyard-${name} (deploy/base/kustomization.yaml)`);
+      }
+    }
+  });
+
   it('the Prometheus Operator resources and KEDA are components the base does not need', () => {
     const base = kustomize('base');
     assert.deepEqual(base.filter((o) => /monitoring\.coreos\.com|keda\.sh/.test(o.apiVersion)).map((o) => o.kind), []);
@@ -255,7 +279,7 @@ describe('alert runbooks and the dashboard', () => {
   const alerts = [...new Set(rules.groups.flatMap((g) => g.rules.flatMap((r) => (r.alert ? [r.alert] : []))))];
 
   it('covers the alerts the issue asks for, and watches every service', () => {
-    for (const a of ['SwitchyardDeadLettersGrowing', 'SwitchyardConsumerLagGrowing', 'SwitchyardDeliveryErrorRatioHigh', 'SwitchyardEndToEndLatencyHigh', 'SwitchyardServiceDown']) assert.ok(alerts.includes(a), a);
+    for (const a of ['SwitchyardDeadLettersGrowing', 'SwitchyardConsumerLagGrowing', 'SwitchyardDeliveryErrorRatioHigh', 'SwitchyardEndToEndLatencyHigh', 'SwitchyardServiceDown', 'SwitchyardAttemptRecordsDropped']) assert.ok(alerts.includes(a), a);
     const down = rules.groups.flatMap((g) => g.rules).find((r) => r.alert === 'SwitchyardServiceDown')!.expr;
     for (const name of services) assert.ok(down.includes(`absent(up{job="switchyard-${name}"})`) && new RegExp(`\\b${name}\\b`).test(down.split('\n')[0]!), `SwitchyardServiceDown watches ${name}`);
   });
@@ -274,15 +298,15 @@ describe('alert runbooks and the dashboard', () => {
   it('the dashboard has a row per hop, is templated by destination, and uses its data source variable', () => {
     assert.equal(dashboard.uid, 'switchyard');
     const rows = dashboard.panels.filter((p) => p.type === 'row').map((p) => p.title);
-    for (const hop of ['Ingest', 'Fan-out', 'Delivery', 'End to end']) assert.ok(rows.some((r) => r.startsWith(hop)), `a ${hop} row`);
+    for (const hop of ['Ingest', 'Fan-out', 'Delivery', 'End to end', 'Trace and usage']) assert.ok(rows.some((r) => r.startsWith(hop)), `a ${hop} row`);
     const vars = dashboard.templating.list.map((v) => v.name);
-    assert.ok(vars.includes('destination') && vars.includes('datasource'));
+    assert.ok(vars.includes('destination') && vars.includes('source') && vars.includes('datasource'));
     for (const p of dashboard.panels.filter((x) => x.type !== 'row')) {
       assert.equal(p.datasource?.uid, '${datasource}', `panel "${p.title}" uses the data source variable`);
       assert.ok(p.targets?.length, `panel "${p.title}" has a query`);
     }
     const titles = dashboard.panels.map((p) => p.title.toLowerCase());
-    for (const t of ['attempts by status', 'request latency', 'in flight', 'retries per tier', 'dead letters by reason', 'end-to-end latency', 'circuit breakers', 'consumer lag (ingest topic)', 'filtered and invalid', 'errors']) {
+    for (const t of ['attempts by status', 'request latency', 'in flight', 'retries per tier', 'dead letters by reason', 'end-to-end latency', 'circuit breakers', 'consumer lag (ingest topic)', 'filtered and invalid', 'errors', 'usage by source', 'usage per day', 'attempt records', 'trace index']) {
       assert.ok(titles.some((x) => x.includes(t)), `a "${t}" panel`);
     }
   });
@@ -526,9 +550,15 @@ describe('the container image (Dockerfile)', () => {
     });
 
     it('what the runtime stage copies from the build stage exists after the build', () => {
+      const buildCopies = steps.filter((x) => x.stage === 'build' && x.op === 'COPY').map((x) => x.args.split(/\s+/)[0]!);
       for (const s of steps.filter((x) => x.stage === 'runtime' && x.args.startsWith('--from=build'))) {
         const source = s.args.split(/\s+/)[1]!.replace(/^\/app\//, '').replace(/\/$/, '');
         assert.ok(existsSync(join(repoRoot, source)), `${source} exists after the build`);
+        // Run-time files that are not build output (the debugger's static page) come from the
+        // checkout: the build stage must copy them, and .dockerignore must let them through.
+        if (source.endsWith('/dist') || source.endsWith('package.json')) continue;
+        assert.ok(buildCopies.some((c) => `${source}/`.startsWith(c)), `the build stage copies ${source}`);
+        assert.ok(filesUnder(source).every((f) => !dockerIgnored(f)), `every file under ${source} reaches the build context`);
       }
     });
 
@@ -588,6 +618,14 @@ describe('the container image (Dockerfile)', () => {
             await new Promise((r) => setTimeout(r, 200));
           }
           assert.match(await (await fetch(`${base}/metrics`)).text(), new RegExp(`process_cpu_user_seconds_total\\{service="${name}"\\}`));
+          if (name === 'control') {
+            // The debugger's static files are found from dist/ as they are in the image.
+            for (const [path, type] of [['/debugger', 'text/html'], ['/debugger/app.js', 'text/javascript']] as const) {
+              const r = await fetch(`${base}${path}`);
+              assert.equal(r.status, 200, `GET ${path} from the built control service`);
+              assert.match(r.headers.get('content-type') ?? '', new RegExp(`^${type}`));
+            }
+          }
           assert.equal(p.child.spawnargs.some((a) => a.includes('tsx') || a.includes('conditions')), false, 'plain node, no TypeScript loader');
           // The service handles SIGTERM itself (no init process in the image). Graceful exit codes
           // are test/services.test.ts's subject; here: it stops, and says it is shutting down.
