@@ -42,8 +42,9 @@ export class MessageTraceIndex {
       ...this.opts, label: 'trace-index', from: { timestamp: this.opts.clock() - this.opts.windowMs },
       onRecord: (decoded, { timestamp }) => {
         if (timestamp < this.opts.clock() - this.opts.windowMs) return;
-        if (decoded.name === 'io.switchyard.pipeline.DeliveryAttempt') this.traces.addAttempt(decoded.value, timestamp);
-        else if (decoded.name === 'io.switchyard.pipeline.FanoutTrace') this.traces.addFanout(decoded.value, timestamp);
+        if (decoded.name !== 'io.switchyard.pipeline.TraceRecords') return;
+        for (const f of decoded.value.fanouts) this.traces.addFanout(f, timestamp);
+        for (const a of decoded.value.attempts) this.traces.addAttempt(a, timestamp);
       },
     });
     this.sweep = setInterval(() => this.traces.expire(this.opts.clock()), 60_000);

@@ -50,7 +50,7 @@ runMain('delivery', async () => {
   const runtime = createRuntime({ service: 'delivery', logLevel: config.LOG_LEVEL });
   await runtime.listen(config.HOST, config.DELIVERY_PORT);
   const clients = await connectPipeline(runtime, config, [
-    'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.DeadLetter', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.DeliveryAttempt',
+    'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.DeadLetter', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.TraceRecords',
   ]);
   const { kafka, producer, codec, topics } = clients;
   const view = await startConfigView(runtime, clients);

@@ -6,6 +6,7 @@ import type { Consumer, Producer } from '@switchyard/platform/kafka/client';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import { commitInTransaction } from '@switchyard/platform/kafka/transaction';
 import type { Logger } from '@switchyard/platform/logger';
+import type { FanoutTrace } from '@switchyard/platform/schemas/generated';
 import { decideFanout, fanoutTrace } from './fanout-decision.js';
 import type { FanoutMetrics } from './fanout-metrics.js';
 
@@ -44,7 +45,7 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
       if (batch.messages.length === 0 || isStale()) return;
       const tasks: OutMessage[] = [];
       const invalid: OutMessage[] = [];
-      const traces: OutMessage[] = [];
+      const traces: FanoutTrace[] = [];
       const filteredCalls: Array<{ sourceId: string; receivedAt: number }> = [];
       const now = deps.clock();
       const perDestination = new Map<string, number>();
@@ -61,7 +62,7 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
         }
         const decision = decideFanout(decoded, deps.config, now);
         if (decision.kind !== 'invalid' && deps.recordTrace) {
-          traces.push({ key: decision.event.messageId, value: deps.codec.encode('io.switchyard.pipeline.FanoutTrace', fanoutTrace(decision, now)) });
+          traces.push(fanoutTrace(decision, now));
         }
         if (decision.kind === 'tasks') {
           for (const { key, task } of decision.tasks) {
@@ -82,7 +83,8 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
         await commitInTransaction(deps.producer, [
           ...tasks.map((m) => ({ topic: topics.delivery, ...m })),
           ...invalid.map((m) => ({ topic: topics.invalidEvents, ...m })),
-          ...traces.map((m) => ({ topic: topics.deliveryAttempts, ...m })),
+          // One trace record per batch, not per event: Kafka's per-record cost stays off this hop.
+          ...(traces.length ? [{ topic: topics.deliveryAttempts, key: `fanout-${batch.partition}`, value: deps.codec.encode('io.switchyard.pipeline.TraceRecords', { fanouts: traces, attempts: [] }) }] : []),
         ], { groupId: deps.groupId, topic: batch.topic, partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() });
       } finally {
         end();

@@ -33,7 +33,7 @@ runMain('fanout', async () => {
   const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}fanout`;
   const transactionalId = config.FANOUT_TRANSACTIONAL_ID ?? `${config.SWITCHYARD_TOPIC_PREFIX}fanout-${hostname()}`;
   const clients = await connectPipeline(runtime, config, [
-    'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.FanoutTrace', 'io.switchyard.pipeline.UsageCount',
+    'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.TraceRecords', 'io.switchyard.pipeline.UsageCount',
   ], { transactionalId });
   const { kafka, producer, codec, topics } = clients;
   // Usage totals go outside the transactions, from a plain producer of their own, every interval.

@@ -1,11 +1,13 @@
 import { Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
 import type { Logger } from '../logger.js';
 
-export interface BestEffortWriterOptions {
+export interface BestEffortWriterOptions<T> {
   topic: string;
-  /** Records kept while Kafka is slow or away; beyond this the oldest are dropped. */
+  /** Turns a batch of items into the Kafka records of one produce request (e.g. one record for all). */
+  toMessages: (items: T[]) => Message[];
+  /** Items kept while Kafka is slow or away; beyond this the oldest are dropped. */
   maxBuffered?: number;
-  /** Records per produce request. */
+  /** Items per produce request. */
   maxBatch?: number;
   /** A partial batch leaves after this long. */
   lingerMs?: number;
@@ -15,15 +17,15 @@ export interface BestEffortWriterOptions {
 }
 
 /**
- * Fire-and-forget records for observability (delivery attempts): `write` only appends to a
- * bounded buffer and returns; a timer sends the buffer every `lingerMs` (or at once when a batch is
+ * Fire-and-forget records for observability (delivery attempts): `write` only appends an item to a
+ * bounded buffer and returns (encoding happens at send time, once per batch); a timer sends the buffer every `lingerMs` (or at once when a batch is
  * full) with acks=1, one produce request at a time, from a producer of its own. So it can never
  * delay or fail the caller: a slow or absent Kafka fills the buffer, the oldest records are dropped
  * and counted, a failed send is dropped and counted. Losing trace records is acceptable; slowing
  * the pipeline is not.
  */
-export class BestEffortWriter {
-  private buffer: Message[] = [];
+export class BestEffortWriter<T> {
+  private buffer: T[] = [];
   /** Index of the oldest unsent record in `buffer` (a cheap queue: no shift per record). */
   private head = 0;
   private sending = false;
@@ -34,7 +36,7 @@ export class BestEffortWriter {
   private readonly lingerMs: number;
   private lastFailureLog = 0;
 
-  constructor(private readonly producer: Pick<Producer, 'send'>, private readonly opts: BestEffortWriterOptions) {
+  constructor(private readonly producer: Pick<Producer, 'send'>, private readonly opts: BestEffortWriterOptions<T>) {
     this.maxBuffered = opts.maxBuffered ?? 50_000;
     this.maxBatch = opts.maxBatch ?? 1000;
     this.lingerMs = opts.lingerMs ?? 100;
@@ -52,8 +54,8 @@ export class BestEffortWriter {
 
   get buffered(): number { return this.buffer.length - this.head; }
 
-  write(key: string | null, value: Buffer): void {
-    this.buffer.push({ key, value });
+  write(item: T): void {
+    this.buffer.push(item);
     const over = this.buffered - this.maxBuffered;
     if (over > 0) {
       this.head += over;
@@ -76,7 +78,7 @@ export class BestEffortWriter {
         this.head += batch.length;
         this.compact();
         try {
-          await this.producer.send({ topic: this.opts.topic, acks: 1, messages: batch });
+          await this.producer.send({ topic: this.opts.topic, acks: 1, messages: this.opts.toMessages(batch) });
           this.opts.onWritten?.(batch.length);
         } catch (err) {
           this.opts.onDropped?.('send_failed', batch.length);
