@@ -12,7 +12,7 @@ import { IngestError, MAX_WRITE_BYTES } from './request-body.js';
 const writeKey = 'wk_unit_test_0123456789';
 
 /** The handler with a codec that writes JSON and a batcher that records what it was given. */
-function setup() {
+function setup(extra: Partial<IngestDeps> = {}) {
   const config = new ConfigState();
   config.apply('source:s1', { kind: 'source', value: { id: 's1', name: 'S', enabled: true, writeKeys: [writeKey], createdAt: 0, updatedAt: 0 } });
   const submitted: OutgoingRecord[][] = [];
@@ -25,6 +25,7 @@ function setup() {
     clock: () => 1_700_000_000_000,
     newMessageId: () => '00000000-0000-4000-8000-000000000000',
     ackTimeoutMs: 1000,
+    ...extra,
   };
   const post = (body: unknown) => handleIngest(deps, { route: 'batch', body: Buffer.from(JSON.stringify(body)), contentEncoding: undefined, authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`, ip: '127.0.0.1' });
   return { submitted, post };
@@ -45,5 +46,16 @@ describe('handleIngest: what one request may write', () => {
     assert.equal(submitted.length, 1);
     const bytes = submitted[0]!.reduce((n, r) => n + (r.value?.length ?? 0) + (r.key?.length ?? 0), 0);
     assert.ok(bytes > 450 * 1024 && bytes <= MAX_WRITE_BYTES, String(bytes));
+  });
+});
+
+describe('handleIngest: before the configuration is loaded', () => {
+  it('answers 503 NOT_READY (the client retries) instead of judging the write key, and writes nothing', async () => {
+    let loaded = false;
+    const { submitted, post } = setup({ configLoaded: () => loaded });
+    await assert.rejects(post({ batch: [{ type: 'track', userId: 'u', event: 'E' }] }), (e: IngestError) => e.code === 'NOT_READY' && e.status === 503);
+    assert.equal(submitted.length, 0);
+    loaded = true;
+    assert.deepEqual(await post({ batch: [{ type: 'track', userId: 'u', event: 'E' }] }), { success: true });
   });
 });

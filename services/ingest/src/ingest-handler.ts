@@ -19,6 +19,11 @@ export interface IngestDeps {
   ackTimeoutMs: number;
   /** Usage per source and day (accepted / rejected once the write key named the source). */
   countUsage?: (sourceId: string, at: number, outcome: UsageOutcome, n: number) => void;
+  /**
+   * False until the configuration (sources, write keys) has been read to its end. Until then a
+   * write key cannot be judged: the answer is 503 (retry), never 401 (a client drops the batch).
+   */
+  configLoaded?: () => boolean;
 }
 
 export interface IngestRequest {
@@ -49,6 +54,7 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
   if (!isObject(body)) throw new IngestError(400, 'INVALID_BODY', 'the body must be a JSON object');
 
   const writeKey = writeKeyOf(req.authorization, body);
+  if (deps.configLoaded && !deps.configLoaded()) throw new IngestError(503, 'NOT_READY', 'the service is still loading its configuration; retry shortly');
   if (!writeKey) throw new IngestError(401, 'MISSING_WRITE_KEY', 'send the write key as the HTTP Basic user name or as writeKey in the body');
   const source = deps.config.sourceForWriteKey(writeKey);
   if (!source) throw new IngestError(401, 'INVALID_WRITE_KEY', 'the write key is not valid');

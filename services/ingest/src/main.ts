@@ -47,13 +47,16 @@ runMain('ingest', async () => {
   const usage = new UsageRecorder({ service: 'ingest', producer, codec, topic: topics.usage, registry: runtime.metrics, logger: runtime.logger, intervalMs: config.SWITCHYARD_USAGE_INTERVAL });
   usage.start();
   runtime.lifecycle.onShutdown('usage', () => usage.close());
+  let configLoaded = false;
   await trackingApi(runtime.server, {
     config: view.state, codec, batcher, topics, metrics, clock: Date.now, newMessageId: randomUUID, ackTimeoutMs: config.INGEST_ACK_TIMEOUT,
     countUsage: (sourceId, at, outcome, n) => usage.count(sourceId, at, outcome, n),
+    configLoaded: () => configLoaded,
   });
   runtime.readiness.set('config', false);
   await runtime.listen(config.HOST, config.INGEST_PORT);
   await view.start();
   runtime.lifecycle.onShutdown('config-view', () => view.stop());
+  configLoaded = true;
   runtime.readiness.set('config', true);
 });
