@@ -37,7 +37,12 @@ export function createRuntime({ service, logLevel, server: serverOptions, shutdo
       const address = await server.listen({ host, port });
       // Closers run in reverse order of registration: whatever the service opened after listening
       // (consumers) closes before the server, whatever it opened before (producers) after it.
-      lifecycle.onShutdown('http', () => server.close());
+      lifecycle.onShutdown('http', async () => {
+        // close() drops the connections idle at that moment; one that falls idle later (a response
+        // still being read, an ended event stream) would hold it until its keep-alive timeout.
+        const sweep = setInterval(() => server.server.closeIdleConnections(), 250);
+        try { await server.close(); } finally { clearInterval(sweep); }
+      });
       logger.info({ address }, 'listening');
       return address;
     },
