@@ -87,8 +87,15 @@ describe('faults: services killed and stopped under load', () => {
   /** Each role hit `times` times at seeded moments within the load; roles independently of each other. */
   const hit = (roles: Role[], signal: NodeJS.Signals, times: number, seed: number) => async (durationMs: number) => {
     const exits: Array<number | string> = [];
+    // Moments run one after another and a restart waits for the replacement to join its group
+    // (10 s session timeout of the dead member): a later hit fires late, often right as the
+    // replacement becomes ready. The real times, beside the duplicates' stories (same clock).
+    const t0 = Date.now();
+    const at = () => `${((Date.now() - t0) / 1000).toFixed(2)}s`;
     await Promise.all(roles.map((role, k) => atRandomMoments(seeded(seed + k), times, durationMs * 0.1, durationMs * 0.8, async () => {
+      const hitAt = at();
       exits.push(await pipeline.restart(role, signal));
+      console.log(`#   ${signal} ${role} at ${hitAt}, replacement ready at ${at()}`);
     })));
     // A stopped service exits 0 (graceful); a killed one by the signal.
     for (const exit of exits) assert.equal(exit, signal === 'SIGKILL' ? 'SIGKILL' : 0);
