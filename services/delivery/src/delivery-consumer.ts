@@ -87,61 +87,61 @@ export class DeliveryConsumer {
   }
 
   private async handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
-        const { topic, partition } = batch;
-        const tracker = this.offsets.tracker(topic, partition);
-        for (const message of batch.messages) {
-          if (!isRunning() || isStale() || this.stopping) return;
-          let task: DeliveryTask;
-          try {
-            const decoded = await this.opts.codec.decode(message.value);
-            if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') throw new Error(`${decoded.name} is not a delivery task`);
-            task = decoded.value;
-          } catch (err) {
-            await this.opts.setAside(message.value, topic, partition, message.offset, (err as Error).message);
-            tracker.track(message.offset);
-            tracker.complete(message.offset);
-            resolveOffset(message.offset);
-            this.requestCommit();
-            continue;
-          }
-          const now = this.opts.clock();
-          if (task.notBefore !== null && task.notBefore > now) {
-            this.waitUntilDue(topic, partition, message.offset, task.notBefore - now);
-            return;
-          }
-          if (this.destinationFull(task.destinationId)) {
-            if (!this.destinationStalled(task.destinationId, now)) {
-              this.waitForDestination(task.destinationId, topic, partition, message.offset);
-              return;
-            }
-            // The destination is not answering: its overflow waits in the retry tier, and the
-            // partition keeps flowing for every other destination.
-            if (!(await this.acquireUnlessStopping())) return;
-            tracker.track(message.offset);
-            resolveOffset(message.offset);
-            // A deferral that failed (shutdown) leaves its offset unfinished: the task is read again.
-            const deferred = this.opts.runner.defer(task, 'overloaded')
-              .then(() => { tracker.complete(message.offset); this.requestCommit(); }, (err: unknown) => this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished'))
-              .finally(() => { this.global.release(); this.inFlight.delete(deferred); });
-            this.inFlight.add(deferred);
-            continue;
-          }
-          if (!(await this.acquireUnlessStopping())) return;
-          tracker.track(message.offset);
-          resolveOffset(message.offset);
-          this.opts.metrics.inFlight.set(this.global.active);
-          const done = this.dispatch(task).then((finished) => {
-            if (finished) { tracker.complete(message.offset); this.requestCommit(); }
-          }).finally(() => {
-            this.global.release();
-            this.inFlight.delete(done);
-            this.opts.metrics.inFlight.set(this.global.active);
-          });
-          this.inFlight.add(done);
-          await heartbeat();
+    const { topic, partition } = batch;
+    const tracker = this.offsets.tracker(topic, partition);
+    for (const message of batch.messages) {
+      if (!isRunning() || isStale() || this.stopping) return;
+      let task: DeliveryTask;
+      try {
+        const decoded = await this.opts.codec.decode(message.value);
+        if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') throw new Error(`${decoded.name} is not a delivery task`);
+        task = decoded.value;
+      } catch (err) {
+        await this.opts.setAside(message.value, topic, partition, message.offset, (err as Error).message);
+        tracker.track(message.offset);
+        tracker.complete(message.offset);
+        resolveOffset(message.offset);
+        this.requestCommit();
+        continue;
+      }
+      const now = this.opts.clock();
+      if (task.notBefore !== null && task.notBefore > now) {
+        this.waitUntilDue(topic, partition, message.offset, task.notBefore - now);
+        return;
+      }
+      if (this.destinationFull(task.destinationId)) {
+        if (!this.destinationStalled(task.destinationId, now)) {
+          this.waitForDestination(task.destinationId, topic, partition, message.offset);
+          return;
         }
-        this.lagByPartition.set(`${topic}:${partition}`, Number(batch.offsetLag()));
-        this.reportLag(topic);
+        // The destination is not answering: its overflow waits in the retry tier, and the
+        // partition keeps flowing for every other destination.
+        if (!(await this.acquireUnlessStopping())) return;
+        tracker.track(message.offset);
+        resolveOffset(message.offset);
+        // A deferral that failed (shutdown) leaves its offset unfinished: the task is read again.
+        const deferred = this.opts.runner.defer(task, 'overloaded')
+          .then(() => { tracker.complete(message.offset); this.requestCommit(); }, (err: unknown) => this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished'))
+          .finally(() => { this.global.release(); this.inFlight.delete(deferred); });
+        this.inFlight.add(deferred);
+        continue;
+      }
+      if (!(await this.acquireUnlessStopping())) return;
+      tracker.track(message.offset);
+      resolveOffset(message.offset);
+      this.opts.metrics.inFlight.set(this.global.active);
+      const done = this.dispatch(task).then((finished) => {
+        if (finished) { tracker.complete(message.offset); this.requestCommit(); }
+      }).finally(() => {
+        this.global.release();
+        this.inFlight.delete(done);
+        this.opts.metrics.inFlight.set(this.global.active);
+      });
+      this.inFlight.add(done);
+      await heartbeat();
+    }
+    this.lagByPartition.set(`${topic}:${partition}`, Number(batch.offsetLag()));
+    this.reportLag(topic);
   }
 
   /**
@@ -282,6 +282,16 @@ export class DeliveryConsumer {
     }
     for (const key of [...this.lagByPartition.keys()]) if (!assigned.has(key)) this.lagByPartition.delete(key);
     this.blockedBy.clear();
+    // A seek still pending in kafkajs (a paused partition: destination full, tier record not due)
+    // survives the rejoin and would start the partition past records this instance still has in
+    // flight, whose completions stop counting below: a crash could then lose them. Every partition
+    // kept is read again from its oldest unfinished record instead: duplicates, never a gap.
+    for (const [topic, partitions] of Object.entries(assignment)) {
+      for (const partition of partitions) {
+        const from = this.offsets.resumePoint(topic, partition);
+        if (from !== undefined) this.opts.consumer.seek({ topic, partition, offset: from });
+      }
+    }
     this.offsets.clear();
     // A partition paused before the rebalance and handed back has no timer any more: read it again.
     if (this.stopping) return;

@@ -157,3 +157,18 @@ describe('PartitionOffsets: what to commit across partitions', () => {
     assert.deepEqual(p.committableOffsets(), [{ topic: 'delivery', partition: 0, offset: '1' }]);
   });
 });
+
+describe('PartitionOffsets.resumePoint: where a partition kept across a rebalance is read again from', () => {
+  it('the oldest unfinished record, else just past the last finished one, else nothing', () => {
+    const p = new PartitionOffsets();
+    assert.equal(p.resumePoint('delivery', 0), undefined);
+    const t = p.tracker('delivery', 0);
+    for (const o of ['10', '11', '12']) t.track(o);
+    t.complete('10');
+    t.complete('12');
+    assert.equal(p.resumePoint('delivery', 0), '11', 'in flight: read again (a duplicate, never a gap)');
+    t.complete('11');
+    assert.equal(p.resumePoint('delivery', 0), '13', 'all finished: nothing to read again');
+    assert.equal(p.resumePoint('delivery.retry.1', 0), undefined);
+  });
+});

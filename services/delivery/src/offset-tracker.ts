@@ -112,7 +112,17 @@ export class PartitionOffsets {
   }
 
   /**
-   * After a rebalance the consumer reads every partition again from its committed offset: all
+   * Where a partition kept across a rebalance must be read again from: its oldest unfinished record,
+   * else just past the last finished one; undefined when nothing was read from it.
+   */
+  resumePoint(topic: string, partition: number): string | undefined {
+    const tracker = this.partitions.get(`${topic}:${partition}`)?.tracker;
+    return tracker?.oldestPending() ?? tracker?.committable();
+  }
+
+  /**
+   * After a rebalance the consumer reads every partition again from its committed offset (or the
+   * resume point the consumer seeks to): all
    * tracking starts over, and completions of records still in flight no longer count.
    */
   clear(): void {
