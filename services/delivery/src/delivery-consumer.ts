@@ -8,7 +8,7 @@ import { PartitionOffsets } from './offset-tracker.js';
 import type { TaskRunner } from './task-runner.js';
 
 /** A full destination whose oldest request has waited this long is hung, not merely busy. */
-const STALLED_MS = 1000;
+const STALLED_MS = 500;
 
 export interface DeliveryConsumerOptions {
   consumer: Consumer;
