@@ -321,8 +321,8 @@ async function runAll(ref: StackRef, mode: Mode, s: Sizes, runId: string, cleanu
   p2.services.splice(0);
 
   // ---- isolation: healthy alone, then beside a timing-out destination ---------------------------
-  const isoRun = async (src: typeof sAlone, r: BenchReceiver, label: string) => {
-    const reqs = batchRequests(runId, label, Math.ceil(s.isolationEvents / s.batchSize), s.batchSize);
+  const isoRun = async (src: typeof sAlone, r: BenchReceiver, label: string, events = s.isolationEvents) => {
+    const reqs = batchRequests(runId, label, Math.ceil(events / s.batchSize), s.batchSize);
     const ids = reqs.flatMap((x) => x.ids);
     const res = await runLoad({ origin: ingest.url, path: '/v1/batch', headers: { authorization: `Basic ${Buffer.from(`${src.writeKeys[0]}:`).toString('base64')}` }, requests: reqs, concurrency: s.ingestConcurrency });
     const ok = await r.waitForAll(ids, s.deliverTimeoutMs).then(() => res.errors === 0, () => false);
@@ -334,6 +334,7 @@ async function runAll(ref: StackRef, mode: Mode, s: Sizes, runId: string, cleanu
   // deployment configures. Two tiers, because setup made two tier topics for this pipeline.
   await p1.restart('delivery', { SWITCHYARD_RETRY_TIERS: '10s,1m', DELIVERY_BREAKER_OPEN: '30s' });
   log(`isolation: ${s.isolationEvents} events to a healthy destination alone, then beside a timing-out one`);
+  await isoRun(sAlone, rAlone, 'warm-alone', s.isolationEvents / 4); // the restarted delivery warms up first (JIT, connections)
   const alone = await isoRun(sAlone, rAlone, 'alone');
   const beside = await isoRun(sPair, rBeside, 'beside');
   rows.push({
