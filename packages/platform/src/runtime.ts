@@ -40,8 +40,14 @@ export function createRuntime({ service, logLevel, server: serverOptions, shutdo
       lifecycle.onShutdown('http', async () => {
         // close() drops the connections idle at that moment; one that falls idle later (a response
         // still being read, an ended event stream) would hold it until its keep-alive timeout.
+        // Whatever is still open after 5 s (a stream or a request that will not finish) is cut: a
+        // client sees the connection drop and retries, rather than shutdown running out its budget.
         const sweep = setInterval(() => server.server.closeIdleConnections(), 250);
-        try { await server.close(); } finally { clearInterval(sweep); }
+        const force = setTimeout(() => {
+          logger.warn({ component: 'http' }, 'connections still open 5 s into shutdown: closing them');
+          server.server.closeAllConnections();
+        }, 5000);
+        try { await server.close(); } finally { clearInterval(sweep); clearTimeout(force); }
       });
       logger.info({ address }, 'listening');
       return address;
