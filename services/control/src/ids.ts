@@ -3,5 +3,9 @@ import { randomBytes } from 'node:crypto';
 /** Identifiers: a readable kind prefix and 80 random bits. */
 export const newSourceId = () => `src_${randomBytes(10).toString('hex')}`;
 export const newDestinationId = () => `dst_${randomBytes(10).toString('hex')}`;
-/** Write keys are credentials: 256 random bits, URL-safe (they travel as HTTP Basic user names). */
-export const newWriteKey = () => randomBytes(32).toString('base64url');
+/**
+ * Write keys are credentials: 256 random bits, URL-safe (they travel as HTTP Basic user names).
+ * The `wk_` prefix keeps a key from starting with `-` (base64url can), which command-line
+ * parsers take for an option, and lets secret scanners recognise it.
+ */
+export const newWriteKey = () => `wk_${randomBytes(32).toString('base64url')}`;
