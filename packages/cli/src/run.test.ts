@@ -199,6 +199,13 @@ describe('write-keys', () => {
     sent('DELETE', '/v1/sources/src_1/write-keys/wk%2Fa%20b%3F');
     assert.match(r.stdout, /^write keys: wk_b$/m);
   });
+
+  it('remove takes a key that starts with "-" after --', async () => {
+    api.on('DELETE', '/v1/sources/src_1/write-keys/-FiQg', { status: 200, body: { ...source, writeKeys: ['wk_b'] } });
+    const r = await cli(['write-keys', 'remove', 'src_1', '--', '-FiQg']);
+    ok(r);
+    sent('DELETE', '/v1/sources/src_1/write-keys/-FiQg');
+  });
 });
 
 describe('destinations', () => {
