@@ -109,18 +109,23 @@ export class DeliveryConsumer {
         this.waitUntilDue(topic, partition, message.offset, task.notBefore - now);
         return;
       }
-      if (this.destinationFull(task.destinationId)) {
+      // A destination that is not answering (every circuit open, or full with its oldest request
+      // waiting over STALLED_MS): the task waits in the retry tier without taking one of its
+      // request slots, and the partition keeps flowing for every other destination.
+      let deferReason: 'circuit_open' | 'overloaded' | undefined = this.opts.runner.circuitOpen(task) ? 'circuit_open' : undefined;
+      if (!deferReason && this.destinationFull(task.destinationId)) {
         if (!this.destinationStalled(task.destinationId, now)) {
           this.waitForDestination(task.destinationId, topic, partition, message.offset);
           return;
         }
-        // The destination is not answering: its overflow waits in the retry tier, and the
-        // partition keeps flowing for every other destination.
+        deferReason = 'overloaded';
+      }
+      if (deferReason) {
         if (!(await this.acquireUnlessStopping())) return;
         tracker.track(message.offset);
         resolveOffset(message.offset);
         // A deferral that failed (shutdown) leaves its offset unfinished: the task is read again.
-        const deferred = this.opts.runner.defer(task, 'overloaded')
+        const deferred = this.opts.runner.defer(task, deferReason)
           .then(() => { tracker.complete(message.offset); this.requestCommit(); }, (err: unknown) => this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished'))
           .finally(() => { this.global.release(); this.inFlight.delete(deferred); });
         this.inFlight.add(deferred);

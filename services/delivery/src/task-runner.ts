@@ -71,9 +71,7 @@ export class TaskRunner {
     if (!destination.enabled) return this.deadLetter(task, now, 'destination_disabled', { status: null, excerpt: null, error: 'the destination is disabled' }, false, task, noRequest('destination_disabled'));
 
     const headersByUrl = new Map(destination.webhooks.map((w) => [w.url, w.headers]));
-    // URLs that were removed from the destination since the last attempt are not tried again.
-    let urls = (task.pendingUrls ?? destination.webhooks.map((w) => w.url)).filter((u) => headersByUrl.has(u));
-    if (urls.length === 0) urls = destination.webhooks.map((w) => w.url);
+    const urls = urlsToTry(task, destination.webhooks);
     const body = Buffer.from(task.body, 'utf8');
 
     const urlIndex = new Map(destination.webhooks.map((w, i) => [w.url, i]));
@@ -100,10 +98,23 @@ export class TaskRunner {
   }
 
   /**
-   * Sends a task to the retry tier without a request: its destination is failing and already has a
-   * full queue. It counts as a failed attempt, so tiers and the deadline apply as usual.
+   * Whether every URL this task would try has an open circuit (not half-open: a probe may be due),
+   * so running it would make no request. Such a task is deferred without waiting for one of its
+   * destination's request slots, which a hung destination's tasks would otherwise hold while their
+   * retry records are written, filling its queue and pausing partitions it shares with others.
    */
-  defer(task: DeliveryTask, reason: 'overloaded'): Promise<void> {
+  circuitOpen(task: DeliveryTask): boolean {
+    const destination = this.deps.config.destination(task.destinationId);
+    if (!destination?.enabled) return false;
+    return urlsToTry(task, destination.webhooks).every((url) => this.deps.breaker.state(breakerKey(url)) === 'open');
+  }
+
+  /**
+   * Sends a task to the retry tier without a request: its destination is failing and already has a
+   * full queue (`overloaded`), or every URL's circuit is open (`circuit_open`). It counts as a
+   * failed attempt, so tiers and the deadline apply as usual.
+   */
+  defer(task: DeliveryTask, reason: 'overloaded' | 'circuit_open'): Promise<void> {
     this.deps.metrics.attempts.inc({ destination: task.destinationId, status_class: 'skipped' });
     const now = this.deps.clock();
     return this.retryLater(task, now, task.pendingUrls, { status: null, excerpt: null, error: reason }, reason, undefined, [{ urlIndex: -1, at: now, latencyMs: 0, status: null, error: reason }], 'deferred');
@@ -176,6 +187,13 @@ export class TaskRunner {
       }
     }
   }
+}
+
+/** The URLs an attempt tries: those still pending, less any removed from the destination since (all, if none is left). */
+function urlsToTry(task: DeliveryTask, webhooks: ReadonlyArray<{ url: string }>): string[] {
+  const current = new Set(webhooks.map((w) => w.url));
+  const urls = (task.pendingUrls ?? [...current]).filter((u) => current.has(u));
+  return urls.length > 0 ? urls : [...current];
 }
 
 /** The most informative failure for the records: a response beats an error; the last one wins. */
