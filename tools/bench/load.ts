@@ -87,6 +87,14 @@ export function quantile(values: number[], q: number): number {
   return sorted[rank]!;
 }
 
+/** The median; NaN when empty. Ratio rows report the median of paired rounds: single runs on a shared machine move by ±20 %. */
+export function median(values: number[]): number {
+  if (values.length === 0) return NaN;
+  const v = Float64Array.from(values).sort();
+  const mid = v.length >> 1;
+  return v.length % 2 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
+}
+
 let seq = 0;
 /** A track call of realistic size (~400 bytes as JSON) with a messageId the run can follow. */
 export function trackCall(runId: string, label: string): { id: string; call: Record<string, unknown> } {

@@ -10,12 +10,27 @@ import { randomUUID } from 'node:crypto';
 import { repoRoot } from '../stack/paths.js';
 import { freePort } from '../stack/ports.js';
 import { startStack, type Stack } from '../stack/stack.js';
-import { batchRequests, quantile, runLoad, type LoadRequest } from './load.js';
+import type { Source } from '@switchyard/platform/config-view/config-state';
+import { batchRequests, median, quantile, runLoad, type LoadRequest } from './load.js';
 import { makeDestination, makeSource, Pipeline, rawKafka, rssMb, startBareIngest, type StackRef } from './pipeline.js';
 import { summariseDir } from './profile.js';
 import { countArrived, messageIdOf, startBenchReceiver, type BenchReceiver } from './receiver.js';
 
 export type Mode = 'tiny' | 'quick' | 'full';
+
+/** The scenarios `--only` can pick (each runs the baselines it is compared with). */
+const SCENARIOS = ['ingest', 'e2e', 'attempts', 'latency', 'storm', 'slow', 'isolation', 'backlog'] as const;
+type Scenario = typeof SCENARIOS[number];
+
+/** `--only isolation,attempts`: those scenarios; absent: every scenario. */
+function parseOnly(args: string[]): Set<Scenario> {
+  const i = args.indexOf('--only');
+  if (i < 0) return new Set(SCENARIOS);
+  const names = (args[i + 1] ?? '').split(',').filter(Boolean);
+  const unknown = names.filter((n) => !(SCENARIOS as readonly string[]).includes(n));
+  if (names.length === 0 || unknown.length) throw new Error(`--only takes a comma-separated list of ${SCENARIOS.join(', ')}; got ${JSON.stringify(args[i + 1] ?? '')}`);
+  return new Set(names as Scenario[]);
+}
 
 interface Sizes {
   rawMessages: number; postRequests: number; postConcurrency: number;
@@ -23,12 +38,14 @@ interface Sizes {
   e2eEvents: number; latencyEvents: number; slowCap: number; slowTasks: number;
   isolationEvents: number; stormMs: number; stormEvents: number; backlogTasks: number; backlogSeconds: number;
   deliverTimeoutMs: number;
+  /** Paired rounds of each ratio row (baseline and subject run back to back, alternating order): the row reports the median ratio. */
+  rounds: number;
 }
 
 const SIZES: Record<Mode, Sizes> = {
-  tiny: { rawMessages: 2000, postRequests: 1000, postConcurrency: 50, ingestRequests: 30, batchSize: 10, ingestConcurrency: 8, e2eEvents: 300, latencyEvents: 200, slowCap: 20, slowTasks: 200, isolationEvents: 300, stormMs: 2000, stormEvents: 100, backlogTasks: 0, backlogSeconds: 0, deliverTimeoutMs: 30_000 },
-  quick: { rawMessages: 50_000, postRequests: 10_000, postConcurrency: 200, ingestRequests: 300, batchSize: 20, ingestConcurrency: 32, e2eEvents: 6000, latencyEvents: 3000, slowCap: 200, slowTasks: 3000, isolationEvents: 3000, stormMs: 5000, stormEvents: 1000, backlogTasks: 0, backlogSeconds: 0, deliverTimeoutMs: 60_000 },
-  full: { rawMessages: 300_000, postRequests: 50_000, postConcurrency: 200, ingestRequests: 2000, batchSize: 20, ingestConcurrency: 32, e2eEvents: 40_000, latencyEvents: 20_000, slowCap: 200, slowTasks: 15_000, isolationEvents: 20_000, stormMs: 30_000, stormEvents: 10_000, backlogTasks: 1_000_000, backlogSeconds: 120, deliverTimeoutMs: 300_000 },
+  tiny: { rawMessages: 2000, postRequests: 1000, postConcurrency: 50, ingestRequests: 30, batchSize: 10, ingestConcurrency: 8, e2eEvents: 300, latencyEvents: 200, slowCap: 20, slowTasks: 200, isolationEvents: 300, stormMs: 2000, stormEvents: 100, backlogTasks: 0, backlogSeconds: 0, deliverTimeoutMs: 30_000, rounds: 1 },
+  quick: { rawMessages: 50_000, postRequests: 10_000, postConcurrency: 200, ingestRequests: 300, batchSize: 20, ingestConcurrency: 32, e2eEvents: 6000, latencyEvents: 3000, slowCap: 200, slowTasks: 3000, isolationEvents: 3000, stormMs: 5000, stormEvents: 1000, backlogTasks: 0, backlogSeconds: 0, deliverTimeoutMs: 60_000, rounds: 2 },
+  full: { rawMessages: 300_000, postRequests: 50_000, postConcurrency: 200, ingestRequests: 2000, batchSize: 20, ingestConcurrency: 32, e2eEvents: 40_000, latencyEvents: 20_000, slowCap: 200, slowTasks: 15_000, isolationEvents: 20_000, stormMs: 30_000, stormEvents: 10_000, backlogTasks: 1_000_000, backlogSeconds: 120, deliverTimeoutMs: 300_000, rounds: 3 },
 };
 
 export interface Row {
@@ -58,6 +75,7 @@ async function main(): Promise<void> {
   const profileDir = args.includes('--profile') ? join(repoRoot, 'bench-results', `profiles-${new Date().toISOString().replace(/[:.]/g, '-')}`) : undefined;
   if (profileDir) { mkdirSync(profileDir, { recursive: true }); serviceEnv.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --import ${join(repoRoot, 'tools', 'bench', 'cpu-profile-hook.mjs')}`.trim(); serviceEnv.BENCH_PROFILE_DIR = profileDir; }
   const sizes = SIZES[mode];
+  const only = parseOnly(args);
   const t0 = Date.now();
   const runId = randomUUID().slice(0, 8);
   log(`mode ${mode}, run ${runId}`);
@@ -74,7 +92,7 @@ async function main(): Promise<void> {
   let rows: Row[] = [];
   let failed: unknown;
   try {
-    rows = await runAll(ref, mode, sizes, runId, cleanups);
+    rows = await runAll(ref, sizes, runId, only, cleanups);
   } catch (err) {
     failed = err;
   } finally {
@@ -124,9 +142,12 @@ function notes(d: Record<string, unknown>): string {
   return Object.entries(d).filter(([k]) => !k.startsWith('_')).map(([k, v]) => `${k} ${typeof v === 'number' ? round(v, v < 10 ? 2 : 0) : String(v)}`).join(', ');
 }
 
-async function runAll(ref: StackRef, mode: Mode, s: Sizes, runId: string, cleanups: Array<() => Promise<unknown>>): Promise<Row[]> {
+async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario>, cleanups: Array<() => Promise<unknown>>): Promise<Row[]> {
   const rows: Row[] = [];
   const base = `bench.${runId}.`;
+  // The latency load runs at half the saturation rate, so it needs the saturation run.
+  if (only.has('latency')) only.add('e2e');
+  const needsChain = ['e2e', 'attempts', 'latency', 'storm', 'isolation'].some((x) => only.has(x as Scenario));
   // P1: ingest → fanout → delivery. Short retry tiers and breaker so the retry storm drains in
   // bench time; everything else at its defaults.
   const p1 = new Pipeline(ref, `${base}main.`, { ...serviceEnv, SWITCHYARD_PARTITIONS: '3', SWITCHYARD_RETRY_TIERS: '1s,2s', DELIVERY_BREAKER_OPEN: '2s' });
@@ -143,208 +164,262 @@ async function runAll(ref: StackRef, mode: Mode, s: Sizes, runId: string, cleanu
   const rAlone = await receiver();
   const rBeside = await receiver();
   const rHang = await receiver({ hang: true });
+  const rDuo = await receiver();
+  const rDuoOther = await receiver();
   const rStorm = await receiver({ status: 503 });
   const rSlow = await receiver({ delayMs: 200 });
   const sIngest = makeSource();
   const sMain = makeSource();
   const sAlone = makeSource();
   const sPair = makeSource();
+  const sDuo = makeSource();
   const sStorm = makeSource();
   const dMain = makeDestination(sMain.id, [rMain.url]);
   const dAlone = makeDestination(sAlone.id, [rAlone.url]);
   const dBeside = makeDestination(sPair.id, [rBeside.url]);
   const dHang = makeDestination(sPair.id, [rHang.url]);
+  const dDuo = makeDestination(sDuo.id, [rDuo.url]);
+  const dDuoOther = makeDestination(sDuo.id, [rDuoOther.url]);
   const dStorm = makeDestination(sStorm.id, [rStorm.url]);
-  await p1.writeConfig([sIngest, sMain, sAlone, sPair, sStorm], [dMain, dAlone, dBeside, dHang, dStorm]);
+  await p1.writeConfig([sIngest, sMain, sAlone, sPair, sDuo, sStorm], [dMain, dAlone, dBeside, dHang, dDuo, dDuoOther, dStorm]);
   const slowSource = makeSource();
   const dSlow = makeDestination(slowSource.id, [rSlow.url]);
   await p2.writeConfig([slowSource], [dSlow]);
 
-  const ingestP = p1.start('ingest');
+  const ingestP = only.has('ingest') || needsChain ? p1.start('ingest') : undefined;
   const rss = () => Object.fromEntries([...p1.services, ...p2.services].map((x) => [x.name === 'delivery' && x.proc.child.pid === p2Delivery?.proc.child.pid ? 'delivery(slow)' : x.name, rssMb(x.proc.child.pid)]));
   let p2Delivery: Awaited<ReturnType<Pipeline['start']>> | undefined;
+  const basicAuth = (src: { writeKeys: string[] }) => ({ authorization: `Basic ${Buffer.from(`${src.writeKeys[0]}:`).toString('base64')}` });
 
   // ---- (a) raw kafkajs produce → consume of the same payloads on the same broker -----------------
-  log(`baseline (a): kafkajs produce → consume, ${s.rawMessages} messages`);
-  const a = await rawKafkaBaseline(ref, `${base}raw`, s.rawMessages);
-  rows.push({ scenario: 'baseline (a) kafkajs produce→consume', value: a.rate, unit: 'msg/s', verified: a.verified, details: { messages: s.rawMessages, payloadBytes: a.payloadBytes }, rssMb: {} });
+  let minAB = NaN;
+  if (only.has('e2e')) {
+    log(`baseline (a): kafkajs produce → consume, ${s.rawMessages} messages`);
+    const a = await rawKafkaBaseline(ref, `${base}raw`, s.rawMessages);
+    rows.push({ scenario: 'baseline (a) kafkajs produce→consume', value: a.rate, unit: 'msg/s', verified: a.verified, details: { messages: s.rawMessages, payloadBytes: a.payloadBytes }, rssMb: {} });
 
-  // ---- (b) raw undici POST rate to the same receiver with the same concurrency ---------------------
-  log(`baseline (b): undici POST → receiver, ${s.postRequests} requests, concurrency ${s.postConcurrency}`);
-  const bodies: LoadRequest[] = Array.from({ length: s.postRequests }, (_, i) => {
-    const id = `${runId}-post-${i}`;
-    return { ids: [id], body: JSON.stringify({ version: 1, type: 'track', messageId: id, userId: `user-${i % 997}`, event: 'Order Completed', properties: { orderId: `o-${i}`, revenue: 42.5, currency: 'EUR', products: [{ sku: 'sku-1', qty: 2 }] }, context: { library: { name: 'switchyard-bench' } }, timestamp: new Date().toISOString() }) };
-  });
-  const u = new URL(rMain.url);
-  const b = await runLoad({ origin: u.origin, path: u.pathname, requests: bodies, concurrency: s.postConcurrency });
-  const bRate = s.postRequests / ((b.endedAt - b.startedAt) / 1000);
-  const bVerified = countArrived(bodies.flatMap((x) => x.ids), rMain.arrivals) === s.postRequests;
-  rows.push({ scenario: 'baseline (b) undici POST→receiver', value: bRate, unit: 'req/s', verified: bVerified && b.errors === 0, details: { concurrency: s.postConcurrency, benchCpu: b.cpuMs / (b.endedAt - b.startedAt) }, rssMb: {} });
-  rMain.reset();
+    // ---- (b) raw undici POST rate to the same receiver with the same concurrency -------------------
+    log(`baseline (b): undici POST → receiver, ${s.postRequests} requests, concurrency ${s.postConcurrency}`);
+    const bodies: LoadRequest[] = Array.from({ length: s.postRequests }, (_, i) => {
+      const id = `${runId}-post-${i}`;
+      return { ids: [id], body: JSON.stringify({ version: 1, type: 'track', messageId: id, userId: `user-${i % 997}`, event: 'Order Completed', properties: { orderId: `o-${i}`, revenue: 42.5, currency: 'EUR', products: [{ sku: 'sku-1', qty: 2 }] }, context: { library: { name: 'switchyard-bench' } }, timestamp: new Date().toISOString() }) };
+    });
+    const u = new URL(rMain.url);
+    const b = await runLoad({ origin: u.origin, path: u.pathname, requests: bodies, concurrency: s.postConcurrency });
+    const bRate = s.postRequests / ((b.endedAt - b.startedAt) / 1000);
+    const bVerified = countArrived(bodies.flatMap((x) => x.ids), rMain.arrivals) === s.postRequests;
+    rows.push({ scenario: 'baseline (b) undici POST→receiver', value: bRate, unit: 'req/s', verified: bVerified && b.errors === 0, details: { concurrency: s.postConcurrency, benchCpu: b.cpuMs / (b.endedAt - b.startedAt) }, rssMb: {} });
+    rMain.reset();
+    minAB = Math.min(a.rate, bRate);
+  }
 
-  // ---- (c) bare node:http → Kafka, and ingest under the same load ---------------------------------
+  // ---- (c) bare node:http → Kafka, and ingest under the same load, in paired rounds --------------
   const admin = rawKafka(ref, 'bench-admin').admin();
   await admin.connect();
   cleanups.push(() => admin.disconnect());
   const count = async (topic: string) => (await admin.fetchTopicOffsets(topic)).reduce((n, p) => n + Number(p.high), 0);
-  await admin.createTopics({ topics: [{ topic: `${base}bare`, numPartitions: 3 }], waitForLeaders: true });
-  const bare = await startBareIngest(ref, `${base}bare`, sIngest.writeKeys[0]!);
-  cleanups.push(() => bare.stop());
-  const auth = { authorization: `Basic ${Buffer.from(`${sIngest.writeKeys[0]}:`).toString('base64')}` };
-  const ingestLoad = (origin: string, label: string) => runLoad({ origin, path: '/v1/batch', headers: auth, requests: batchRequests(runId, label, s.ingestRequests, s.batchSize), concurrency: s.ingestConcurrency });
-  await ingestLoad(bare.url, 'warm-c'); // warm-up (JIT, connections) — not measured
-  log(`baseline (c): bare node:http → Kafka, ${s.ingestRequests} × ${s.batchSize} events, concurrency ${s.ingestConcurrency}`);
-  const cBefore = await count(`${base}bare`);
-  const c = await ingestLoad(bare.url, 'bare');
-  const cEvents = s.ingestRequests * s.batchSize;
-  const cRate = cEvents / ((c.endedAt - c.startedAt) / 1000);
-  const cVerified = (await count(`${base}bare`)) - cBefore === cEvents && c.errors === 0;
-  rows.push({ scenario: 'baseline (c) bare http→Kafka', value: cRate, unit: 'events/s', verified: cVerified, details: { p50ms: quantile(c.latencies, 0.5), p99ms: quantile(c.latencies, 0.99), rss: rssMb(bare.child.pid) }, rssMb: {} });
-  await bare.stop();
+  const ingestLoad = (origin: string, label: string) => runLoad({ origin, path: '/v1/batch', headers: basicAuth(sIngest), requests: batchRequests(runId, label, s.ingestRequests, s.batchSize), concurrency: s.ingestConcurrency });
+  if (only.has('ingest')) {
+    await admin.createTopics({ topics: [{ topic: `${base}bare`, numPartitions: 3 }], waitForLeaders: true });
+    const bare = await startBareIngest(ref, `${base}bare`, sIngest.writeKeys[0]!);
+    cleanups.push(() => bare.stop());
+    const ingest = await ingestP!;
+    // Warm-ups (JIT, connections) — not measured.
+    await ingestLoad(bare.url, 'warm-c');
+    await ingestLoad(ingest.url, 'warm-i');
+    const cEvents = s.ingestRequests * s.batchSize;
+    /** One measured load; verified by the topic's record count growing by exactly the events sent. */
+    const measure = async (origin: string, topic: string, label: string) => {
+      const before = await count(topic);
+      const res = await ingestLoad(origin, label);
+      return { res, rate: cEvents / ((res.endedAt - res.startedAt) / 1000), verified: (await count(topic)) - before === cEvents && res.errors === 0 };
+    };
+    log(`baseline (c) and ingest only, ${s.rounds} paired round(s): ${s.ingestRequests} × ${s.batchSize} events, concurrency ${s.ingestConcurrency}`);
+    const rounds: Array<{ c: Awaited<ReturnType<typeof measure>>; i: Awaited<ReturnType<typeof measure>> }> = [];
+    for (let k = 0; k < s.rounds; k++) {
+      // Alternate which goes first, so a drift in the machine's speed does not favour either side.
+      const cFirst = k % 2 === 0;
+      const first = await (cFirst ? measure(bare.url, `${base}bare`, `bare${k}`) : measure(ingest.url, p1.topics.ingest, `ingest${k}`));
+      const second = await (cFirst ? measure(ingest.url, p1.topics.ingest, `ingest${k}`) : measure(bare.url, `${base}bare`, `bare${k}`));
+      rounds.push(cFirst ? { c: first, i: second } : { c: second, i: first });
+    }
+    await bare.stop();
+    const ratios = rounds.map((r) => r.i.rate / r.c.rate);
+    const ratio = median(ratios);
+    const cRate = median(rounds.map((r) => r.c.rate));
+    const cAll = rounds.map((r) => r.c.res.latencies).flat();
+    rows.push({ scenario: 'baseline (c) bare http→Kafka', value: cRate, unit: 'events/s', verified: rounds.every((r) => r.c.verified), details: { p50ms: quantile(cAll, 0.5), p99ms: quantile(cAll, 0.99), rss: rssMb(bare.child.pid) }, rssMb: {} });
+    const iAll = rounds.map((r) => r.i.res.latencies).flat();
+    const firstError = rounds.find((r) => r.i.res.firstError)?.i.res.firstError;
+    rows.push({
+      scenario: 'ingest only', value: median(rounds.map((r) => r.i.rate)), unit: 'events/s', baseline: { name: '(c)', value: cRate }, ratio, target: '≥ 0.8', met: ratio >= 0.8, verified: rounds.every((r) => r.i.verified),
+      details: { p50ms: quantile(iAll, 0.5), p99ms: quantile(iAll, 0.99), roundRatios: ratios.map((x) => round(x, 2)).join('/'), benchCpu: rounds[0]!.i.res.cpuMs / (rounds[0]!.i.res.endedAt - rounds[0]!.i.res.startedAt), ...(firstError ? { error: firstError } : {}) }, rssMb: rss(),
+    });
+  }
+  if (!needsChain && !only.has('slow') && !only.has('backlog')) return rows;
 
-  const ingest = await ingestP;
-  await ingestLoad(ingest.url, 'warm-i');
-  log('ingest only');
-  const iBefore = await count(p1.topics.ingest);
-  const i = await ingestLoad(ingest.url, 'ingest');
-  const iRate = cEvents / ((i.endedAt - i.startedAt) / 1000);
-  const iVerified = (await count(p1.topics.ingest)) - iBefore === cEvents && i.errors === 0;
-  rows.push({
-    scenario: 'ingest only', value: iRate, unit: 'events/s', baseline: { name: '(c)', value: cRate }, ratio: iRate / cRate, target: '≥ 0.8', met: iRate / cRate >= 0.8, verified: iVerified,
-    details: { p50ms: quantile(i.latencies, 0.5), p99ms: quantile(i.latencies, 0.99), benchCpu: i.cpuMs / (i.endedAt - i.startedAt), ...(i.firstError ? { error: i.firstError } : {}) }, rssMb: rss(),
-  });
+  const ingest = needsChain ? await ingestP! : undefined;
+  if (ingest) {
+    log('starting fanout and delivery');
+    await Promise.all([p1.start('fanout'), p1.start('delivery')]);
+    // Warm-up through the whole chain, not measured.
+    const warm = batchRequests(runId, 'warm-e2e', Math.max(20, Math.ceil(s.e2eEvents / s.batchSize / 3)), s.batchSize);
+    await runLoad({ origin: ingest.url, path: '/v1/batch', headers: basicAuth(sMain), requests: warm, concurrency: s.ingestConcurrency });
+    await rMain.waitForAll(warm.flatMap((x) => x.ids), s.deliverTimeoutMs);
+    rMain.reset();
+  }
 
-  log('starting fanout and delivery');
-  await Promise.all([p1.start('fanout'), p1.start('delivery')]);
-  const mainAuth = { authorization: `Basic ${Buffer.from(`${sMain.writeKeys[0]}:`).toString('base64')}` };
-  // Warm-up through the whole chain, not measured.
-  const warm = batchRequests(runId, 'warm-e2e', Math.max(20, Math.ceil(s.e2eEvents / s.batchSize / 3)), s.batchSize);
-  await runLoad({ origin: ingest.url, path: '/v1/batch', headers: mainAuth, requests: warm, concurrency: s.ingestConcurrency });
-  await rMain.waitForAll(warm.flatMap((x) => x.ids), s.deliverTimeoutMs);
-  rMain.reset();
-
-  /** A closed-loop saturation load through the whole chain: delivered events per second. */
-  const saturate = async (label: string, events = s.e2eEvents) => {
+  /**
+   * A closed-loop saturation load from one source through the whole chain: the rate at which events
+   * reached `r` (first request to last arrival). Waits for `alsoAt` too, so no work of this load is
+   * left to slow the next; `ok` only when every event arrived and no request failed.
+   */
+  const saturate = async (src: Source, r: BenchReceiver, label: string, events: number, alsoAt: BenchReceiver[] = []) => {
     const reqs = batchRequests(runId, label, Math.ceil(events / s.batchSize), s.batchSize);
     const ids = reqs.flatMap((x) => x.ids);
-    const res = await runLoad({ origin: ingest.url, path: '/v1/batch', headers: mainAuth, requests: reqs, concurrency: s.ingestConcurrency });
-    const ok = await rMain.waitForAll(ids, s.deliverTimeoutMs).then(() => res.errors === 0, () => false);
-    const last = Math.max(...ids.map((id) => rMain.arrivals.get(id) ?? 0));
-    const rate = countArrived(ids, rMain.arrivals) / ((last - res.startedAt) / 1000);
-    rMain.reset();
-    return { rate, ok };
+    const cpu0 = process.cpuUsage();
+    const res = await runLoad({ origin: ingest!.url, path: '/v1/batch', headers: basicAuth(src), requests: reqs, concurrency: s.ingestConcurrency });
+    const ok = await Promise.all([r, ...alsoAt].map((x) => x.waitForAll(ids, s.deliverTimeoutMs))).then(() => res.errors === 0, () => false);
+    const cpu = process.cpuUsage(cpu0);
+    const last = Math.max(...ids.map((id) => r.arrivals.get(id) ?? 0));
+    const result = { rate: countArrived(ids, r.arrivals) / ((last - res.startedAt) / 1000), ok, events: ids.length, duplicates: r.duplicates(), ingestAcceptedPerS: ids.length / ((res.endedAt - res.startedAt) / 1000), benchCpu: (cpu.user + cpu.system) / 1000 / (last - res.startedAt) };
+    for (const x of [r, ...alsoAt]) x.reset();
+    return result;
   };
 
   // ---- end to end at saturation --------------------------------------------------------------
-  log(`end to end at saturation: ${s.e2eEvents} events`);
-  const e2eReqs = batchRequests(runId, 'e2e', Math.ceil(s.e2eEvents / s.batchSize), s.batchSize);
-  const e2eIds = e2eReqs.flatMap((x) => x.ids);
-  const eCpu0 = process.cpuUsage();
-  const e = await runLoad({ origin: ingest.url, path: '/v1/batch', headers: mainAuth, requests: e2eReqs, concurrency: s.ingestConcurrency });
-  const eVerified = await rMain.waitForAll(e2eIds, s.deliverTimeoutMs).then(() => e.errors === 0, () => false);
-  const eCpu = process.cpuUsage(eCpu0);
-  const eLast = Math.max(...e2eIds.map((id) => rMain.arrivals.get(id) ?? 0));
-  const eRate = countArrived(e2eIds, rMain.arrivals) / ((eLast - e.startedAt) / 1000);
-  const minAB = Math.min(a.rate, bRate);
-  rows.push({
-    scenario: 'end to end at saturation', value: eRate, unit: 'delivered/s', baseline: { name: 'min((a),(b))', value: minAB }, ratio: eRate / minAB, target: '≥ 0.5', met: eRate / minAB >= 0.5, verified: eVerified,
-    details: { events: e2eIds.length, ingestAcceptedPerS: e2eIds.length / ((e.endedAt - e.startedAt) / 1000), duplicates: rMain.duplicates(), benchCpu: (eCpu.user + eCpu.system) / 1000 / (eLast - e.startedAt) }, rssMb: rss(),
-  });
-  rMain.reset();
+  let eRate = NaN;
+  if (only.has('e2e')) {
+    log(`end to end at saturation: ${s.e2eEvents} events`);
+    const e = await saturate(sMain, rMain, 'e2e', s.e2eEvents);
+    eRate = e.rate;
+    rows.push({
+      scenario: 'end to end at saturation', value: e.rate, unit: 'delivered/s', baseline: { name: 'min((a),(b))', value: minAB }, ratio: e.rate / minAB, target: '≥ 0.5', met: e.rate / minAB >= 0.5, verified: e.ok,
+      details: { events: e.events, ingestAcceptedPerS: e.ingestAcceptedPerS, duplicates: e.duplicates, benchCpu: e.benchCpu }, rssMb: rss(),
+    });
+  }
 
-  // ---- the delivery-attempts topic: the same saturation load with attempt recording off ---------
-  // Fresh fan-out and delivery (fan-out's trace record and delivery's attempt records both off), each
-  // warmed before the measured run, then both restarted with the default (on) and warmed alike.
-  log(`end to end with DELIVERY_RECORD_ATTEMPTS=false FANOUT_RECORD_TRACE=false: ${s.e2eEvents} events`);
-  await Promise.all([p1.restart('fanout', { FANOUT_RECORD_TRACE: 'false' }), p1.restart('delivery', { DELIVERY_RECORD_ATTEMPTS: 'false' })]);
-  await saturate('warm-off', s.e2eEvents / 4);
-  const off = await saturate('e2e-off');
-  await Promise.all([p1.restart('fanout'), p1.restart('delivery')]);
-  await saturate('warm-on', s.e2eEvents / 4);
-  const on = await saturate('e2e-on');
-  rows.push({
-    scenario: 'end to end, attempts topic on vs off', value: on.rate, unit: 'delivered/s', baseline: { name: 'off', value: off.rate }, ratio: on.rate / off.rate, target: '≥ 0.95', met: on.rate / off.rate >= 0.95, verified: on.ok && off.ok,
-    details: { events: s.e2eEvents, note: 'on = default; off = DELIVERY_RECORD_ATTEMPTS and FANOUT_RECORD_TRACE false; both after a restart and a warm-up' }, rssMb: rss(),
-  });
+  // ---- the delivery-attempts topic: the same saturation load with attempt recording off and on ---
+  // Each round restarts fan-out and delivery with fan-out's trace record and delivery's attempt
+  // records off, warms them and measures; then restarts both with the defaults (on), warms, measures.
+  if (only.has('attempts')) {
+    const ratios: number[] = [];
+    const offRates: number[] = [];
+    const onRates: number[] = [];
+    let ok = true;
+    for (let k = 0; k < s.rounds; k++) {
+      log(`end to end, attempts topic off then on (round ${k + 1}/${s.rounds}): ${s.e2eEvents} events each`);
+      await Promise.all([p1.restart('fanout', { FANOUT_RECORD_TRACE: 'false' }), p1.restart('delivery', { DELIVERY_RECORD_ATTEMPTS: 'false' })]);
+      await saturate(sMain, rMain, `warm-off${k}`, s.e2eEvents / 4);
+      const off = await saturate(sMain, rMain, `e2e-off${k}`, s.e2eEvents);
+      await Promise.all([p1.restart('fanout'), p1.restart('delivery')]);
+      await saturate(sMain, rMain, `warm-on${k}`, s.e2eEvents / 4);
+      const on = await saturate(sMain, rMain, `e2e-on${k}`, s.e2eEvents);
+      ratios.push(on.rate / off.rate);
+      offRates.push(off.rate);
+      onRates.push(on.rate);
+      ok &&= on.ok && off.ok;
+    }
+    const ratio = median(ratios);
+    rows.push({
+      scenario: 'end to end, attempts topic on vs off', value: median(onRates), unit: 'delivered/s', baseline: { name: 'off', value: median(offRates) }, ratio, target: '≥ 0.95', met: ratio >= 0.95, verified: ok,
+      details: { events: s.e2eEvents, roundRatios: ratios.map((x) => round(x, 2)).join('/'), note: 'on = default; off = DELIVERY_RECORD_ATTEMPTS and FANOUT_RECORD_TRACE false; each after a restart and a warm-up' }, rssMb: rss(),
+    });
+  }
 
   // ---- end to end latency at 50% of that rate --------------------------------------------------
-  const halfRate = eRate / 2;
-  const latReqs = batchRequests(runId, 'lat', Math.ceil(s.latencyEvents / s.batchSize), s.batchSize);
-  const latIds = latReqs.flatMap((x) => x.ids);
-  log(`end to end latency at ${round(halfRate)} events/s: ${latIds.length} events`);
-  const l = await runLoad({ origin: ingest.url, path: '/v1/batch', headers: mainAuth, requests: latReqs, concurrency: s.ingestConcurrency * 4, intervalMs: (1000 * s.batchSize) / halfRate });
-  const lVerified = await rMain.waitForAll(latIds, s.deliverTimeoutMs).then(() => l.errors === 0, () => false);
-  const e2eLat = latIds.flatMap((id) => { const at = rMain.arrivals.get(id); const ack = l.acks.get(id); return at !== undefined && ack !== undefined ? [Math.max(0, at - ack)] : []; });
-  const achieved = latIds.length / ((l.endedAt - l.startedAt) / 1000);
-  rows.push({
-    scenario: 'end to end latency at 50% rate', value: quantile(e2eLat, 0.99), unit: 'ms p99', verified: lVerified,
-    details: { rate: achieved, p50ms: quantile(e2eLat, 0.5), p99ms: quantile(e2eLat, 0.99), p999ms: quantile(e2eLat, 0.999), ingestP99ms: quantile(l.latencies, 0.99) }, rssMb: rss(),
-  });
-  rMain.reset();
+  if (only.has('latency')) {
+    const halfRate = eRate / 2;
+    const latReqs = batchRequests(runId, 'lat', Math.ceil(s.latencyEvents / s.batchSize), s.batchSize);
+    const latIds = latReqs.flatMap((x) => x.ids);
+    log(`end to end latency at ${round(halfRate)} events/s: ${latIds.length} events`);
+    const l = await runLoad({ origin: ingest!.url, path: '/v1/batch', headers: basicAuth(sMain), requests: latReqs, concurrency: s.ingestConcurrency * 4, intervalMs: (1000 * s.batchSize) / halfRate });
+    const lVerified = await rMain.waitForAll(latIds, s.deliverTimeoutMs).then(() => l.errors === 0, () => false);
+    const e2eLat = latIds.flatMap((id) => { const at = rMain.arrivals.get(id); const ack = l.acks.get(id); return at !== undefined && ack !== undefined ? [Math.max(0, at - ack)] : []; });
+    const achieved = latIds.length / ((l.endedAt - l.startedAt) / 1000);
+    rows.push({
+      scenario: 'end to end latency at 50% rate', value: quantile(e2eLat, 0.99), unit: 'ms p99', verified: lVerified,
+      details: { rate: achieved, p50ms: quantile(e2eLat, 0.5), p99ms: quantile(e2eLat, 0.99), p999ms: quantile(e2eLat, 0.999), ingestP99ms: quantile(l.latencies, 0.99) }, rssMb: rss(),
+    });
+    rMain.reset();
+  }
 
   // ---- retry storm: 503 for stormMs, then 200 -------------------------------------------------
-  log(`retry storm: ${s.stormEvents} events, 503 for ${s.stormMs} ms`);
-  const stormAuth = { authorization: `Basic ${Buffer.from(`${sStorm.writeKeys[0]}:`).toString('base64')}` };
-  const stormReqs = batchRequests(runId, 'storm', Math.ceil(s.stormEvents / s.batchSize), s.batchSize);
-  const stormIds = stormReqs.flatMap((x) => x.ids);
-  const stormStart = Date.now();
-  const st = await runLoad({ origin: ingest.url, path: '/v1/batch', headers: stormAuth, requests: stormReqs, concurrency: s.ingestConcurrency });
-  await new Promise((r) => setTimeout(r, Math.max(0, stormStart + s.stormMs - Date.now())));
-  const failedAttempts = rStorm.requests();
-  rStorm.setMode({});
-  const flip = Date.now();
-  const stVerified = await rStorm.waitForAll(stormIds, s.deliverTimeoutMs).then(() => st.errors === 0, () => false);
-  const drainMs = Math.max(...stormIds.map((id) => rStorm.arrivals.get(id) ?? Infinity)) - flip;
-  rows.push({
-    scenario: `retry storm (503 for ${s.stormMs / 1000} s)`, value: drainMs / 1000, unit: 's to drain', verified: stVerified,
-    details: { events: stormIds.length, attemptsDuring503: failedAttempts, lost: stormIds.length - countArrived(stormIds, rStorm.arrivals), duplicates: rStorm.duplicates(), tiers: '1s,2s', breakerOpen: '2s' }, rssMb: rss(),
-  });
+  if (only.has('storm')) {
+    log(`retry storm: ${s.stormEvents} events, 503 for ${s.stormMs} ms`);
+    const stormReqs = batchRequests(runId, 'storm', Math.ceil(s.stormEvents / s.batchSize), s.batchSize);
+    const stormIds = stormReqs.flatMap((x) => x.ids);
+    const stormStart = Date.now();
+    const st = await runLoad({ origin: ingest!.url, path: '/v1/batch', headers: basicAuth(sStorm), requests: stormReqs, concurrency: s.ingestConcurrency });
+    await new Promise((r) => setTimeout(r, Math.max(0, stormStart + s.stormMs - Date.now())));
+    const failedAttempts = rStorm.requests();
+    rStorm.setMode({});
+    const flip = Date.now();
+    const stVerified = await rStorm.waitForAll(stormIds, s.deliverTimeoutMs).then(() => st.errors === 0, () => false);
+    const drainMs = Math.max(...stormIds.map((id) => rStorm.arrivals.get(id) ?? Infinity)) - flip;
+    rows.push({
+      scenario: `retry storm (503 for ${s.stormMs / 1000} s)`, value: drainMs / 1000, unit: 's to drain', verified: stVerified,
+      details: { events: stormIds.length, attemptsDuring503: failedAttempts, lost: stormIds.length - countArrived(stormIds, rStorm.arrivals), duplicates: rStorm.duplicates(), tiers: '1s,2s', breakerOpen: '2s' }, rssMb: rss(),
+    });
+  }
 
   // ---- slow receiver, one partition -----------------------------------------------------------
-  log(`slow receiver: ${s.slowTasks} tasks, cap ${s.slowCap}, 200 ms per response, one partition`);
-  p2Delivery = await p2.start('delivery');
-  const slowIds = Array.from({ length: s.slowTasks }, (_, k) => `${runId}-slow-${k}`);
-  await p2.writeTasks(dSlow, slowIds);
-  const slowStart = Date.now();
-  const slowVerified = await rSlow.waitForAll(slowIds, s.deliverTimeoutMs).then(() => true, () => false);
-  const slowFirst = Math.min(...slowIds.map((id) => rSlow.arrivals.get(id) ?? Infinity));
-  const slowLast = Math.max(...slowIds.map((id) => rSlow.arrivals.get(id) ?? 0));
-  // From the first answer to the last: each answer lands 200 ms after its request was sent, so
-  // (n - cap) answers over (last - first) is the steady rate; cap / 0.2 s is the ceiling.
-  const slowRate = (countArrived(slowIds, rSlow.arrivals) - s.slowCap) / ((slowLast - slowFirst) / 1000);
-  const slowCeiling = s.slowCap / 0.2;
-  rows.push({
-    scenario: 'slow receiver (200 ms), 1 partition', value: slowRate, unit: 'delivered/s', baseline: { name: 'cap/0.2s', value: slowCeiling }, ratio: slowRate / slowCeiling, target: '≥ 0.9', met: slowRate / slowCeiling >= 0.9, verified: slowVerified,
-    details: { tasks: s.slowTasks, cap: s.slowCap, wallS: (slowLast - slowStart) / 1000 }, rssMb: rss(),
-  });
-  await p2Delivery.stop();
-  p2.services.splice(0);
+  if (only.has('slow')) {
+    log(`slow receiver: ${s.slowTasks} tasks, cap ${s.slowCap}, 200 ms per response, one partition`);
+    p2Delivery = await p2.start('delivery');
+    const slowIds = Array.from({ length: s.slowTasks }, (_, k) => `${runId}-slow-${k}`);
+    await p2.writeTasks(dSlow, slowIds);
+    const slowStart = Date.now();
+    const slowVerified = await rSlow.waitForAll(slowIds, s.deliverTimeoutMs).then(() => true, () => false);
+    const slowFirst = Math.min(...slowIds.map((id) => rSlow.arrivals.get(id) ?? Infinity));
+    const slowLast = Math.max(...slowIds.map((id) => rSlow.arrivals.get(id) ?? 0));
+    // From the first answer to the last: each answer lands 200 ms after its request was sent, so
+    // (n - cap) answers over (last - first) is the steady rate; cap / 0.2 s is the ceiling.
+    const slowRate = (countArrived(slowIds, rSlow.arrivals) - s.slowCap) / ((slowLast - slowFirst) / 1000);
+    const slowCeiling = s.slowCap / 0.2;
+    rows.push({
+      scenario: 'slow receiver (200 ms), 1 partition', value: slowRate, unit: 'delivered/s', baseline: { name: 'cap/0.2s', value: slowCeiling }, ratio: slowRate / slowCeiling, target: '≥ 0.9', met: slowRate / slowCeiling >= 0.9, verified: slowVerified,
+      details: { tasks: s.slowTasks, cap: s.slowCap, wallS: (slowLast - slowStart) / 1000 }, rssMb: rss(),
+    });
+    await p2Delivery.stop();
+    p2.services.splice(0);
+  }
 
-  // ---- isolation: healthy alone, then beside a timing-out destination ---------------------------
-  const isoRun = async (src: typeof sAlone, r: BenchReceiver, label: string, events = s.isolationEvents) => {
-    const reqs = batchRequests(runId, label, Math.ceil(events / s.batchSize), s.batchSize);
-    const ids = reqs.flatMap((x) => x.ids);
-    const res = await runLoad({ origin: ingest.url, path: '/v1/batch', headers: { authorization: `Basic ${Buffer.from(`${src.writeKeys[0]}:`).toString('base64')}` }, requests: reqs, concurrency: s.ingestConcurrency });
-    const ok = await r.waitForAll(ids, s.deliverTimeoutMs).then(() => res.errors === 0, () => false);
-    const last = Math.max(...ids.map((id) => r.arrivals.get(id) ?? 0));
-    return { rate: countArrived(ids, r.arrivals) / ((last - res.startedAt) / 1000), ok };
-  };
-  // Isolation runs with production-like retry settings (first tier 10 s, breaker open 30 s): with the
-  // storm's 1 s / 2 s tiers every hung task would cycle through Kafka every two seconds, a load no
-  // deployment configures. Two tiers, because setup made two tier topics for this pipeline.
-  await p1.restart('delivery', { SWITCHYARD_RETRY_TIERS: '10s,1m', DELIVERY_BREAKER_OPEN: '30s' });
-  log(`isolation: ${s.isolationEvents} events to a healthy destination alone, then beside a timing-out one`);
-  await isoRun(sAlone, rAlone, 'warm-alone', s.isolationEvents / 4); // the restarted delivery warms up first (JIT, connections)
-  const alone = await isoRun(sAlone, rAlone, 'alone');
-  const beside = await isoRun(sPair, rBeside, 'beside');
-  rows.push({
-    scenario: 'isolation: healthy beside timing-out', value: beside.rate, unit: 'delivered/s', baseline: { name: 'alone', value: alone.rate }, ratio: beside.rate / alone.rate, target: '≥ 0.9', met: beside.rate / alone.rate >= 0.9, verified: alone.ok && beside.ok,
-    details: { events: s.isolationEvents, hungRequests: rHang.requests(), timeout: '5s (default)', tiers: '10s,1m', breakerOpen: '30s' }, rssMb: rss(),
-  });
+  // ---- isolation: healthy alone, beside a healthy neighbour, beside a timing-out one -------------
+  if (only.has('isolation')) {
+    // Production-like retry settings (first tier 10 s, breaker open 30 s): with the storm's 1 s / 2 s
+    // tiers every hung task would cycle through Kafka every two seconds, a load no deployment
+    // configures. Two tiers, because setup made two tier topics for this pipeline.
+    await p1.restart('delivery', { SWITCHYARD_RETRY_TIERS: '10s,1m', DELIVERY_BREAKER_OPEN: '30s' });
+    log(`isolation, ${s.rounds} round(s): ${s.isolationEvents} events to a healthy destination alone, beside a healthy one, beside a timing-out one`);
+    await saturate(sAlone, rAlone, 'warm-alone', s.isolationEvents / 4); // the restarted delivery warms up first (JIT, connections)
+    const alone: number[] = [];
+    const duo: number[] = [];
+    const hung: number[] = [];
+    let ok = true;
+    for (let k = 0; k < s.rounds; k++) {
+      const a = await saturate(sAlone, rAlone, `alone${k}`, s.isolationEvents);
+      const d = await saturate(sDuo, rDuo, `duo${k}`, s.isolationEvents, [rDuoOther]);
+      const h = await saturate(sPair, rBeside, `beside${k}`, s.isolationEvents);
+      alone.push(a.rate); duo.push(d.rate); hung.push(h.rate);
+      ok &&= a.ok && d.ok && h.ok;
+    }
+    const vsAlone = median(hung.map((h, k) => h / alone[k]!));
+    const vsDuo = median(hung.map((h, k) => h / duo[k]!));
+    const settings = { timeout: '5s (default)', tiers: '10s,1m', breakerOpen: '30s' };
+    rows.push({
+      scenario: 'isolation: healthy beside timing-out', value: median(hung), unit: 'delivered/s', baseline: { name: 'alone', value: median(alone) }, ratio: vsAlone, target: '≥ 0.9', met: vsAlone >= 0.9, verified: ok,
+      details: { events: s.isolationEvents, roundRatios: hung.map((h, k) => round(h / alone[k]!, 2)).join('/'), hungRequests: rHang.requests(), ...settings }, rssMb: rss(),
+    });
+    rows.push({
+      scenario: 'isolation: beside timing-out vs beside healthy', value: median(hung), unit: 'delivered/s', baseline: { name: 'beside healthy', value: median(duo) }, ratio: vsDuo, target: '≥ 0.9', met: vsDuo >= 0.9, verified: ok,
+      details: { roundRatios: hung.map((h, k) => round(h / duo[k]!, 2)).join('/'), duoVsAlone: round(median(duo.map((d, k) => d / alone[k]!)), 2), note: 'same task volume on both sides: what the hang itself costs' }, rssMb: {},
+    });
+  }
   await p1.stopAll();
 
   // ---- memory: delivery with a large backlog (full mode) ----------------------------------------
-  if (s.backlogTasks > 0) rows.push(await backlogScenario(ref, `${base}backlog.`, s, runId, receiver));
+  if (only.has('backlog') && s.backlogTasks > 0) rows.push(await backlogScenario(ref, `${base}backlog.`, s, runId, receiver));
   return rows;
 }
 
