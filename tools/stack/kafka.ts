@@ -67,7 +67,7 @@ const log4j = (dir: string) => [
   '',
 ].join('\n');
 
-/** Kafka's cluster ids are 16 random bytes in URL-safe base64 without padding. */
+/** Kafka's cluster ids are 16 random bytes in URL-safe base64 without padding (so one may start with `-`: pass it as `--cluster-id=…`). */
 function clusterId(): string {
   return randomBytes(16).toString('base64url');
 }
@@ -89,7 +89,7 @@ export async function startKafka(opts: KafkaOptions): Promise<RunningKafka> {
 
   if (!existsSync(join(opts.dir, 'data', 'meta.properties'))) {
     await new Promise<void>((resolve, reject) => {
-      const format = spawn('java', javaArgs(opts, 'kafka.tools.StorageTool', ['format', '-t', clusterId(), '-c', props, '--ignore-formatted']), { stdio: ['ignore', 'pipe', 'pipe'] });
+      const format = spawn('java', javaArgs(opts, 'kafka.tools.StorageTool', ['format', `--cluster-id=${clusterId()}`, '-c', props, '--ignore-formatted']), { stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';
       format.stdout.on('data', (d) => { output += d; });
       format.stderr.on('data', (d) => { output += d; });
