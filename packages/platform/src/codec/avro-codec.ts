@@ -37,15 +37,28 @@ export class AvroCodec {
   /** Registers (idempotently) the given schemas, or all of them, and remembers their ids. */
   async register(names: readonly AvroSchemaName[] = Object.keys(avroSchemas) as AvroSchemaName[]): Promise<Map<AvroSchemaName, number>> {
     for (const name of names) {
-      const { id } = await this.registry.register(
-        { type: SchemaType.AVRO, schema: JSON.stringify(avroSchemas[name]) },
-        { subject: name },
-      );
+      const { id } = await this.registerOne(name);
       this.idsByName.set(name, id);
       const type = this.localType(name);
       this.readers.set(id, { name, type, resolver: undefined });
     }
     return new Map(this.idsByName);
+  }
+
+  /**
+   * Two processes registering the same new subject at once (two setup jobs, services starting
+   * together on a fresh registry) can make one fail with a conflict (Apicurio: "A rule named
+   * 'COMPATIBILITY' already exists"); registering again then finds the schema the other one made.
+   */
+  private async registerOne(name: AvroSchemaName, attempts = 4): Promise<{ id: number }> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(avroSchemas[name]) }, { subject: name });
+      } catch (err) {
+        if (attempt >= attempts || !/already exists/i.test((err as Error).message)) throw err;
+        await new Promise((r) => setTimeout(r, 100 * attempt));
+      }
+    }
   }
 
   schemaId(name: AvroSchemaName): number {

@@ -14,9 +14,31 @@ const TOPIC_RESOURCE = 2;
 /**
  * Makes the broker match the declarations: creates missing topics, adds partitions when a
  * declaration asks for more (never fewer: Kafka cannot shrink), and sets declared configs that
- * differ. Running it again changes nothing.
+ * differ. Running it again changes nothing — so a retriable broker error (a just-created topic the
+ * broker's metadata does not know yet: "This server does not host this topic-partition", seen on a
+ * fresh KRaft broker with two setups at once) runs the whole step again, a few times.
  */
-export async function ensureTopics(admin: Admin, declarations: TopicDeclaration[], logger?: Logger, replicationFactor = 1): Promise<EnsureTopicsResult> {
+export async function ensureTopics(admin: Admin, declarations: TopicDeclaration[], logger?: Logger, replicationFactor = 1, attempts = 5): Promise<EnsureTopicsResult> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await ensureTopicsOnce(admin, declarations, logger, replicationFactor);
+    } catch (err) {
+      if (attempt >= attempts || !isRetriable(err)) throw err;
+      logger?.warn({ err, attempt }, 'creating topics failed; trying again');
+      await new Promise((r) => setTimeout(r, 300 * attempt));
+    }
+  }
+}
+
+/** kafkajs marks protocol errors retriable, and wraps some (retries exhausted, an aggregate) around them. */
+function isRetriable(err: unknown): boolean {
+  const e = err as { retriable?: boolean; errors?: unknown[]; originalError?: unknown } | undefined;
+  if (!e) return false;
+  return e.retriable === true || (e.originalError !== undefined && isRetriable(e.originalError))
+    || (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every(isRetriable));
+}
+
+async function ensureTopicsOnce(admin: Admin, declarations: TopicDeclaration[], logger: Logger | undefined, replicationFactor: number): Promise<EnsureTopicsResult> {
   const result: EnsureTopicsResult = { created: [], partitionsAdded: [], configsUpdated: [] };
   const existing = new Set(await admin.listTopics());
   const missing = declarations.filter((d) => !existing.has(d.name));
