@@ -243,12 +243,13 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
       const second = await (cFirst ? measure(ingest.url, p1.topics.ingest, `ingest${k}`) : measure(bare.url, `${base}bare`, `bare${k}`));
       rounds.push(cFirst ? { c: first, i: second } : { c: second, i: first });
     }
+    const bareRss = rssMb(bare.child.pid);
     await bare.stop();
     const ratios = rounds.map((r) => r.i.rate / r.c.rate);
     const ratio = median(ratios);
     const cRate = median(rounds.map((r) => r.c.rate));
     const cAll = rounds.map((r) => r.c.res.latencies).flat();
-    rows.push({ scenario: 'baseline (c) bare http→Kafka', value: cRate, unit: 'events/s', verified: rounds.every((r) => r.c.verified), details: { p50ms: quantile(cAll, 0.5), p99ms: quantile(cAll, 0.99), rss: rssMb(bare.child.pid) }, rssMb: {} });
+    rows.push({ scenario: 'baseline (c) bare http→Kafka', value: cRate, unit: 'events/s', verified: rounds.every((r) => r.c.verified), details: { p50ms: quantile(cAll, 0.5), p99ms: quantile(cAll, 0.99), rss: bareRss }, rssMb: {} });
     const iAll = rounds.map((r) => r.i.res.latencies).flat();
     const firstError = rounds.find((r) => r.i.res.firstError)?.i.res.firstError;
     rows.push({
@@ -284,6 +285,25 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
     const last = Math.max(...ids.map((id) => r.arrivals.get(id) ?? 0));
     const result = { rate: countArrived(ids, r.arrivals) / ((last - res.startedAt) / 1000), ok, events: ids.length, duplicates: r.duplicates(), ingestAcceptedPerS: ids.length / ((res.endedAt - res.startedAt) / 1000), benchCpu: (cpu.user + cpu.system) / 1000 / (last - res.startedAt) };
     for (const x of [r, ...alsoAt]) x.reset();
+    return result;
+  };
+
+  /**
+   * An open-loop load at a fixed rate from one source: end-to-end latency per event = arrival at `r`
+   * − the moment the generator got ingest's 200 for the request carrying it (one process, one clock).
+   */
+  const paced = async (src: Source, r: BenchReceiver, label: string, events: number, ratePerS: number) => {
+    const reqs = batchRequests(runId, label, Math.ceil(events / s.batchSize), s.batchSize);
+    const ids = reqs.flatMap((x) => x.ids);
+    const res = await runLoad({ origin: ingest!.url, path: '/v1/batch', headers: basicAuth(src), requests: reqs, concurrency: s.ingestConcurrency * 4, intervalMs: (1000 * s.batchSize) / ratePerS });
+    const ok = await r.waitForAll(ids, s.deliverTimeoutMs).then(() => res.errors === 0, () => false);
+    const latencies = ids.flatMap((id) => { const at = r.arrivals.get(id); const ack = res.acks.get(id); return at !== undefined && ack !== undefined ? [Math.max(0, at - ack)] : []; });
+    const last = Math.max(...ids.map((id) => r.arrivals.get(id) ?? 0));
+    const result = {
+      ok, offered: ids.length / ((res.endedAt - res.startedAt) / 1000), delivered: countArrived(ids, r.arrivals) / ((last - res.startedAt) / 1000),
+      p50ms: quantile(latencies, 0.5), p99ms: quantile(latencies, 0.99), p999ms: quantile(latencies, 0.999), ingestP99ms: quantile(res.latencies, 0.99),
+    };
+    r.reset();
     return result;
   };
 
@@ -329,19 +349,12 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
 
   // ---- end to end latency at 50% of that rate --------------------------------------------------
   if (only.has('latency')) {
-    const halfRate = eRate / 2;
-    const latReqs = batchRequests(runId, 'lat', Math.ceil(s.latencyEvents / s.batchSize), s.batchSize);
-    const latIds = latReqs.flatMap((x) => x.ids);
-    log(`end to end latency at ${round(halfRate)} events/s: ${latIds.length} events`);
-    const l = await runLoad({ origin: ingest!.url, path: '/v1/batch', headers: basicAuth(sMain), requests: latReqs, concurrency: s.ingestConcurrency * 4, intervalMs: (1000 * s.batchSize) / halfRate });
-    const lVerified = await rMain.waitForAll(latIds, s.deliverTimeoutMs).then(() => l.errors === 0, () => false);
-    const e2eLat = latIds.flatMap((id) => { const at = rMain.arrivals.get(id); const ack = l.acks.get(id); return at !== undefined && ack !== undefined ? [Math.max(0, at - ack)] : []; });
-    const achieved = latIds.length / ((l.endedAt - l.startedAt) / 1000);
+    log(`end to end latency at ${round(eRate / 2)} events/s: ${s.latencyEvents} events`);
+    const l = await paced(sMain, rMain, 'lat', s.latencyEvents, eRate / 2);
     rows.push({
-      scenario: 'end to end latency at 50% rate', value: quantile(e2eLat, 0.99), unit: 'ms p99', verified: lVerified,
-      details: { rate: achieved, p50ms: quantile(e2eLat, 0.5), p99ms: quantile(e2eLat, 0.99), p999ms: quantile(e2eLat, 0.999), ingestP99ms: quantile(l.latencies, 0.99) }, rssMb: rss(),
+      scenario: 'end to end latency at 50% rate', value: l.p99ms, unit: 'ms p99', verified: l.ok,
+      details: { rate: l.offered, p50ms: l.p50ms, p99ms: l.p99ms, p999ms: l.p999ms, ingestP99ms: l.ingestP99ms }, rssMb: rss(),
     });
-    rMain.reset();
   }
 
   // ---- retry storm: 503 for stormMs, then 200 -------------------------------------------------
@@ -414,6 +427,16 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
     rows.push({
       scenario: 'isolation: beside timing-out vs beside healthy', value: median(hung), unit: 'delivered/s', baseline: { name: 'beside healthy', value: median(duo) }, ratio: vsDuo, target: '≥ 0.9', met: vsDuo >= 0.9, verified: ok,
       details: { roundRatios: hung.map((h, k) => round(h / duo[k]!, 2)).join('/'), duoVsAlone: round(median(duo.map((d, k) => d / alone[k]!)), 2), note: 'same task volume on both sides: what the hang itself costs' }, rssMb: {},
+    });
+    // Below saturation, where a deployment runs: the same offered rate (half the alone rate) to the
+    // healthy destination alone, then beside the timing-out one; delivered rate and latency.
+    const rate = median(alone) / 2;
+    log(`isolation at 50% load: ${s.isolationEvents} events at ${round(rate)}/s, alone then beside the timing-out destination`);
+    const pa = await paced(sAlone, rAlone, 'paced-alone', s.isolationEvents, rate);
+    const ph = await paced(sPair, rBeside, 'paced-beside', s.isolationEvents, rate);
+    rows.push({
+      scenario: 'isolation at 50% load: beside timing-out', value: ph.delivered, unit: 'delivered/s', baseline: { name: 'alone', value: pa.delivered }, ratio: ph.delivered / pa.delivered, target: '≥ 0.9', met: ph.delivered / pa.delivered >= 0.9, verified: pa.ok && ph.ok,
+      details: { offered: rate, p50ms: ph.p50ms, p99ms: ph.p99ms, aloneP50ms: pa.p50ms, aloneP99ms: pa.p99ms }, rssMb: rss(),
     });
   }
   await p1.stopAll();
