@@ -33,7 +33,7 @@ runMain('audiences', async () => {
 
   const metrics = audienceMetrics(runtime.metrics);
   const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}audiences`;
-  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 500 });
+  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 500 }, runtime.logger);
   const processor = new AudienceProcessor({ consumer, producer, groupId, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now });
 
   // State first: the changelog is read to its end before any event is processed, then followed.

@@ -73,7 +73,7 @@ runMain('delivery', async () => {
   // when its head record falls due is fetched within moments (measured in BENCHMARKS.md).
   const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}${config.DELIVERY_READS === 'retries' ? 'delivery-retries' : 'delivery'}`;
   const tierTopics = config.SWITCHYARD_RETRY_TIERS.map((_, i) => topics.retry(i + 1));
-  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20, minBytes: 64 * 1024, maxWaitTimeInMs: 100 });
+  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20, minBytes: 64 * 1024, maxWaitTimeInMs: 100 }, runtime.logger);
   await connectClient(runtime.lifecycle, 'consumer', consumer);
   trackGroupMembership(runtime.lifecycle, consumer);
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));

@@ -47,7 +47,7 @@ runMain('fanout', async () => {
   // A short session lets a replacement take over a crashed instance's partitions within seconds.
   // Fetches wait for 64 KB or 100 ms: fewer, larger batches mean fewer transactions (the cost per
   // batch), and the short wait keeps latency and shutdown quick (measured in BENCHMARKS.md).
-  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20, minBytes: 64 * 1024, maxWaitTimeInMs: 100 });
+  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20, minBytes: 64 * 1024, maxWaitTimeInMs: 100 }, runtime.logger);
   await connectClient(runtime.lifecycle, 'consumer', consumer);
   trackGroupMembership(runtime.lifecycle, consumer);
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));

@@ -1,4 +1,4 @@
-import { Kafka, logLevel, Partitioners, type Producer, type Admin, type Consumer, type ConsumerConfig, type EachBatchPayload, type KafkaConfig, type LogEntry } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Producer, type Admin, type Consumer, type ConsumerConfig, type ConsumerRunConfig, type EachBatchPayload, type KafkaConfig, type LogEntry } from 'kafkajs';
 import type { Logger } from '../logger.js';
 
 // Every kafkajs import of the code base lives under kafka/, so the client can be swapped later.
@@ -49,6 +49,39 @@ export function createProducer(kafka: Kafka, opts: { transactionalId?: string } 
   });
 }
 
-export function createConsumer(kafka: Kafka, config: ConsumerConfig): Consumer {
-  return kafka.consumer({ allowAutoTopicCreation: false, ...config });
+/**
+ * A consumer that keeps consuming through broker outages. kafkajs restarts a crashed consumer only
+ * when the cause is retriable, and some causes of a long outage are not: after a broker SIGKILL,
+ * "Failed to find group coordinator" (KafkaJSGroupCoordinatorNotFound once its retries ran out)
+ * left fan-out connected, unready and consuming nothing until restarted by hand (found by the broker
+ * fault suite, RELIABILITY.md). Such a consumer is connected and run again with the same handlers,
+ * backing off from 1 s to 30 s, until stop() or disconnect() is called. Offsets are untouched: it
+ * rejoins its group and resumes from the committed offsets, like after a rebalance.
+ */
+export function createConsumer(kafka: Kafka, config: ConsumerConfig, logger?: Logger): Consumer {
+  const consumer = kafka.consumer({ allowAutoTopicCreation: false, ...config });
+  const { run, stop, disconnect } = consumer;
+  let runConfig: ConsumerRunConfig | undefined;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  consumer.run = (cfg) => { runConfig = cfg; stopped = false; return run(cfg); };
+  consumer.stop = () => { stopped = true; clearTimeout(timer); return stop(); };
+  consumer.disconnect = () => { stopped = true; clearTimeout(timer); return disconnect(); };
+  const runAgain = (delayMs: number): void => {
+    timer = setTimeout(() => {
+      if (stopped || !runConfig) return;
+      consumer.connect().then(() => run(runConfig!)).then(
+        () => logger?.warn({ groupId: config.groupId }, 'consumer running again after a crash kafkajs does not recover from'),
+        (err: unknown) => {
+          logger?.warn({ err, groupId: config.groupId, retryInMs: Math.min(delayMs * 2, 30_000) }, 'running the consumer again failed');
+          runAgain(Math.min(delayMs * 2, 30_000));
+        },
+      );
+    }, delayMs);
+    timer.unref();
+  };
+  consumer.on(consumer.events.CRASH, ({ payload }) => {
+    if (!payload.restart && !stopped && runConfig) runAgain(1000);
+  });
+  return consumer;
 }
