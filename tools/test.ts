@@ -43,8 +43,14 @@ try {
       cwd: repoRoot,
       stdio: 'inherit',
       env: { ...process.env, KAFKA_BROKERS: stack!.brokers, SCHEMA_REGISTRY_URL: stack!.registryUrl, SWITCHYARD_TEST_DIR: dir, [TEST_LOG_DIR]: logDir, [TEST_SECRETS_FILE]: secretsFile },
+      // Its own process group: a test file killed at its timeout leaves the services it spawned
+      // behind (its `after` never ran); once the runner is done, whatever is left of the group goes.
+      detached: true,
     });
-    child.on('exit', (c, sig) => resolve(c ?? (sig ? 1 : 0)));
+    child.on('exit', (c, sig) => {
+      try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* nothing left */ }
+      resolve(c ?? (sig ? 1 : 0));
+    });
     for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => child.kill(sig));
   });
   if (!secretScanPassed()) code = 1;
