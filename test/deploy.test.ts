@@ -576,8 +576,10 @@ describe('the container image (Dockerfile)', () => {
       for (const dir of copied.filter((p) => p.endsWith('/dist'))) {
         for (const file of filesUnder(dir).filter((f) => f.endsWith('.js'))) {
           const code = readFileSync(join(repoRoot, file), 'utf8');
-          for (const m of code.matchAll(/(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"]([^'"]+)['"]/g)) {
-            const spec = m[1]!;
+          // Static imports and re-exports start a line; a dynamic import() may stand anywhere. (A
+          // looser pattern took a log message ending in "from" for an import.)
+          for (const m of code.matchAll(/^\s*(?:import|export)\b[^'"]*?\bfrom\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]|\bimport\s*\(\s*['"]([^'"]+)['"]/gm)) {
+            const spec = (m[1] ?? m[2] ?? m[3])!;
             if (spec.startsWith('.') || spec.startsWith('node:') || builtins.has(spec)) continue;
             const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!;
             if (!allowed.has(name)) bad.push(`${relative(repoRoot, join(repoRoot, file))} imports ${spec}`);
