@@ -310,12 +310,14 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
   // ---- end to end at saturation --------------------------------------------------------------
   let eRate = NaN;
   if (only.has('e2e')) {
-    log(`end to end at saturation: ${s.e2eEvents} events`);
-    const e = await saturate(sMain, rMain, 'e2e', s.e2eEvents);
-    eRate = e.rate;
+    log(`end to end at saturation, ${s.rounds} round(s): ${s.e2eEvents} events each`);
+    const runs: Array<Awaited<ReturnType<typeof saturate>>> = [];
+    for (let k = 0; k < s.rounds; k++) runs.push(await saturate(sMain, rMain, `e2e${k}`, s.e2eEvents));
+    eRate = median(runs.map((e) => e.rate));
+    const e = runs.find((x) => x.rate === eRate) ?? runs[0]!;
     rows.push({
-      scenario: 'end to end at saturation', value: e.rate, unit: 'delivered/s', baseline: { name: 'min((a),(b))', value: minAB }, ratio: e.rate / minAB, target: '≥ 0.5', met: e.rate / minAB >= 0.5, verified: e.ok,
-      details: { events: e.events, ingestAcceptedPerS: e.ingestAcceptedPerS, duplicates: e.duplicates, benchCpu: e.benchCpu }, rssMb: rss(),
+      scenario: 'end to end at saturation', value: eRate, unit: 'delivered/s', baseline: { name: 'min((a),(b))', value: minAB }, ratio: eRate / minAB, target: '≥ 0.5', met: eRate / minAB >= 0.5, verified: runs.every((x) => x.ok),
+      details: { events: e.events, roundRates: runs.map((x) => round(x.rate)).join('/'), ingestAcceptedPerS: e.ingestAcceptedPerS, duplicates: runs.reduce((n, x) => n + x.duplicates, 0), benchCpu: e.benchCpu }, rssMb: rss(),
     });
   }
 
