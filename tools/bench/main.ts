@@ -323,20 +323,26 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
 
   // ---- the delivery-attempts topic: the same saturation load with attempt recording off and on ---
   // Each round restarts fan-out and delivery with fan-out's trace record and delivery's attempt
-  // records off, warms them and measures; then restarts both with the defaults (on), warms, measures.
+  // records off, warms them and measures, and the same with the defaults (on); the order alternates.
   if (only.has('attempts')) {
     const ratios: number[] = [];
     const offRates: number[] = [];
     const onRates: number[] = [];
     let ok = true;
     for (let k = 0; k < s.rounds; k++) {
-      log(`end to end, attempts topic off then on (round ${k + 1}/${s.rounds}): ${s.e2eEvents} events each`);
-      await Promise.all([p1.restart('fanout', { FANOUT_RECORD_TRACE: 'false' }), p1.restart('delivery', { DELIVERY_RECORD_ATTEMPTS: 'false' })]);
-      await saturate(sMain, rMain, `warm-off${k}`, s.e2eEvents / 4);
-      const off = await saturate(sMain, rMain, `e2e-off${k}`, s.e2eEvents);
-      await Promise.all([p1.restart('fanout'), p1.restart('delivery')]);
-      await saturate(sMain, rMain, `warm-on${k}`, s.e2eEvents / 4);
-      const on = await saturate(sMain, rMain, `e2e-on${k}`, s.e2eEvents);
+      // Which goes first alternates, so a drift within a round does not favour either side.
+      const offFirst = k % 2 === 0;
+      log(`end to end, attempts topic ${offFirst ? 'off then on' : 'on then off'} (round ${k + 1}/${s.rounds}): ${s.e2eEvents} events each`);
+      const measure = async (recording: boolean) => {
+        const extra = recording ? [{}, {}] : [{ FANOUT_RECORD_TRACE: 'false' }, { DELIVERY_RECORD_ATTEMPTS: 'false' }];
+        await Promise.all([p1.restart('fanout', extra[0]), p1.restart('delivery', extra[1])]);
+        const label = `${recording ? 'on' : 'off'}${k}`;
+        await saturate(sMain, rMain, `warm-${label}`, s.e2eEvents / 4);
+        return saturate(sMain, rMain, `e2e-${label}`, s.e2eEvents);
+      };
+      const first = await measure(!offFirst);
+      const second = await measure(offFirst);
+      const [off, on] = offFirst ? [first, second] : [second, first];
       ratios.push(on.rate / off.rate);
       offRates.push(off.rate);
       onRates.push(on.rate);
