@@ -3,6 +3,7 @@ import { ConfigView } from './config-view/config-view.js';
 import { createKafka, createProducer, type Kafka, type Producer } from './kafka/client.js';
 import { connectClient } from './kafka/connect.js';
 import { topicNames, type TopicNames } from './kafka/topics.js';
+import { TransactionalProducer } from './kafka/transaction.js';
 import type { ServiceRuntime } from './runtime.js';
 
 export interface PipelineSettings {
@@ -11,20 +12,31 @@ export interface PipelineSettings {
   SWITCHYARD_TOPIC_PREFIX: string;
 }
 
-/** The Kafka side every pipeline service needs: a client, an idempotent producer, the codec with its schemas registered, the topic names. */
-export interface PipelineClients {
+/**
+ * The Kafka side every pipeline service needs: a client, its producer (idempotent, or for an
+ * exactly-once stage a TransactionalProducer), the codec with its schemas registered, the topic names.
+ */
+export interface PipelineClients<P = Producer> {
   kafka: Kafka;
-  producer: Producer;
+  producer: P;
   codec: AvroCodec;
   topics: TopicNames;
 }
 
-/** `transactionalId` makes the producer transactional (exactly-once stages). */
-export async function connectPipeline(runtime: ServiceRuntime, config: PipelineSettings, schemas: readonly AvroSchemaName[], opts: { transactionalId?: string } = {}): Promise<PipelineClients> {
+export async function connectPipeline(runtime: ServiceRuntime, config: PipelineSettings, schemas: readonly AvroSchemaName[]): Promise<PipelineClients> {
+  return connectWith(runtime, config, schemas, (kafka) => createProducer(kafka));
+}
+
+/** For the exactly-once stages: the producer is transactional under `transactionalId`, and replaced after a failed transaction. */
+export async function connectTransactionalPipeline(runtime: ServiceRuntime, config: PipelineSettings, schemas: readonly AvroSchemaName[], transactionalId: string): Promise<PipelineClients<TransactionalProducer>> {
+  return connectWith(runtime, config, schemas, (kafka) => new TransactionalProducer(() => createProducer(kafka, { transactionalId }), runtime.logger));
+}
+
+async function connectWith<P extends { connect(): Promise<void>; disconnect(): Promise<void> }>(runtime: ServiceRuntime, config: PipelineSettings, schemas: readonly AvroSchemaName[], makeProducer: (kafka: Kafka) => P): Promise<PipelineClients<P>> {
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `switchyard-${runtime.service}`, logger: runtime.logger });
   const codec = new AvroCodec({ registryUrl: config.SCHEMA_REGISTRY_URL });
   runtime.readiness.set('schemas', false);
-  const producer = createProducer(kafka, opts);
+  const producer = makeProducer(kafka);
   await connectClient(runtime.lifecycle, 'producer', producer);
   await codec.register(schemas);
   runtime.readiness.set('schemas', true);
@@ -35,7 +47,7 @@ export async function connectPipeline(runtime: ServiceRuntime, config: PipelineS
  * The configuration view of a service that needs it before it can do anything: reads the config
  * topic to its end (the service is not ready until then), follows it, and stops on shutdown.
  */
-export async function startConfigView(runtime: ServiceRuntime, { kafka, codec, topics }: PipelineClients): Promise<ConfigView> {
+export async function startConfigView(runtime: ServiceRuntime, { kafka, codec, topics }: Pick<PipelineClients, 'kafka' | 'codec' | 'topics'>): Promise<ConfigView> {
   const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: runtime.service });
   runtime.readiness.set('config', false);
   await view.start();

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
-import type { Consumer, Producer } from '@switchyard/platform/kafka/client';
+import type { Consumer } from '@switchyard/platform/kafka/client';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
-import { commitInTransaction } from '@switchyard/platform/kafka/transaction';
+import type { TransactionalProducer } from '@switchyard/platform/kafka/transaction';
 import type { Logger } from '@switchyard/platform/logger';
 import type { AudienceUserState, Identify } from '@switchyard/platform/schemas/generated';
 import type { AudienceMetrics } from './audience-metrics.js';
@@ -28,7 +28,7 @@ type Out = { topic: string; key: string; value: Buffer | null };
 export interface ProcessorDeps {
   consumer: Consumer;
   /** Transactional: emitted identify calls, changelog records and consumed offsets commit together. */
-  producer: Producer;
+  producer: Pick<TransactionalProducer, 'commit'>;
   groupId: string;
   codec: AvroCodec;
   config: ConfigState;
@@ -204,7 +204,7 @@ export class AudienceProcessor {
 
   private async commit(out: Out[], pending: Map<string, UserEntry | null>, offset?: { topic: string; partition: number; offset: string }): Promise<void> {
     if (out.length === 0 && !offset) return;
-    await commitInTransaction(this.deps.producer, out, offset && { groupId: this.deps.groupId, ...offset });
+    await this.deps.producer.commit(out, offset && { groupId: this.deps.groupId, ...offset });
     for (const [key, entry] of pending) {
       if (entry === null) this.users.delete(key);
       else this.users.set(key, entry);

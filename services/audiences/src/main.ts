@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
 import { createConsumer } from '@switchyard/platform/kafka/client';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
-import { connectPipeline, startConfigView } from '@switchyard/platform/pipeline';
+import { connectTransactionalPipeline, startConfigView } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { audienceMetrics } from './audience-metrics.js';
 import { AudienceProcessor } from './audience-processor.js';
@@ -25,9 +25,9 @@ runMain('audiences', async () => {
   const runtime = createRuntime({ service: 'audiences', logLevel: config.LOG_LEVEL });
   await runtime.listen(config.HOST, config.AUDIENCES_PORT);
   const transactionalId = config.AUDIENCES_TRANSACTIONAL_ID ?? `${config.SWITCHYARD_TOPIC_PREFIX}audiences-${hostname()}`;
-  const clients = await connectPipeline(runtime, config, [
+  const clients = await connectTransactionalPipeline(runtime, config, [
     'io.switchyard.event.Identify', 'io.switchyard.pipeline.AudienceUserState',
-  ], { transactionalId });
+  ], transactionalId);
   const { kafka, producer, codec, topics } = clients;
   const view = await startConfigView(runtime, clients);
 

@@ -2,9 +2,9 @@ import type { AvroCodec, Decoded } from '@switchyard/platform/codec/avro-codec';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import { unreadableRecord } from '@switchyard/platform/codec/invalid-event';
 import { CodecError } from '@switchyard/platform/errors';
-import type { Consumer, Producer } from '@switchyard/platform/kafka/client';
+import type { Consumer } from '@switchyard/platform/kafka/client';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
-import { commitInTransaction } from '@switchyard/platform/kafka/transaction';
+import type { TransactionalProducer } from '@switchyard/platform/kafka/transaction';
 import type { Logger } from '@switchyard/platform/logger';
 import type { FanoutTrace } from '@switchyard/platform/schemas/generated';
 import { decideFanout, fanoutTrace } from './fanout-decision.js';
@@ -13,7 +13,7 @@ import type { FanoutMetrics } from './fanout-metrics.js';
 export interface FanoutDeps {
   consumer: Consumer;
   /** Transactional: tasks, invalid records and the consumed offsets commit together. */
-  producer: Producer;
+  producer: Pick<TransactionalProducer, 'commit'>;
   groupId: string;
   codec: AvroCodec;
   config: ConfigState;
@@ -80,7 +80,7 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
 
       const end = deps.metrics.transaction.startTimer();
       try {
-        await commitInTransaction(deps.producer, [
+        await deps.producer.commit([
           ...tasks.map((m) => ({ topic: topics.delivery, ...m })),
           ...invalid.map((m) => ({ topic: topics.invalidEvents, ...m })),
           // One trace record per batch, not per event: Kafka's per-record cost stays off this hop.

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
 import { createConsumer, createProducer } from '@switchyard/platform/kafka/client';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
-import { connectPipeline, startConfigView } from '@switchyard/platform/pipeline';
+import { connectTransactionalPipeline, startConfigView } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { UsageRecorder } from '@switchyard/platform/usage/usage-recorder';
 import { runFanout } from './fanout-consumer.js';
@@ -32,9 +32,9 @@ runMain('fanout', async () => {
   await runtime.listen(config.HOST, config.FANOUT_PORT);
   const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}fanout`;
   const transactionalId = config.FANOUT_TRANSACTIONAL_ID ?? `${config.SWITCHYARD_TOPIC_PREFIX}fanout-${hostname()}`;
-  const clients = await connectPipeline(runtime, config, [
+  const clients = await connectTransactionalPipeline(runtime, config, [
     'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.TraceRecords', 'io.switchyard.pipeline.UsageCount',
-  ], { transactionalId });
+  ], transactionalId);
   const { kafka, producer, codec, topics } = clients;
   // Usage totals go outside the transactions, from a plain producer of their own, every interval.
   const usageProducer = createProducer(kafka);

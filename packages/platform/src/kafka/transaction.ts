@@ -1,4 +1,5 @@
 import type { Message, Producer } from 'kafkajs';
+import type { Logger } from '../logger.js';
 
 export interface TransactionRecord {
   topic: string;
@@ -42,5 +43,66 @@ export async function commitInTransaction(producer: Producer, records: Transacti
   } catch (err) {
     await txn.abort().catch(() => undefined);
     throw err;
+  }
+}
+
+/**
+ * The transactional producer of an exactly-once stage, replaced when a failed transaction leaves it
+ * unusable. A commit cut off by a broker SIGKILL can leave kafkajs's transaction state stuck in
+ * COMMITTING: the producer can neither abort nor begin again ("Cannot call beginTransaction in state
+ * COMMITTING"), and every later batch failed the same way (found by the broker fault suite,
+ * RELIABILITY.md). After any failed transaction the producer is disconnected and a new one with the
+ * same transactional id takes its place: its initProducerId bumps the epoch, which fences the old
+ * producer and aborts whatever transaction it left open, so exactly-once holds. Transactions run
+ * one at a time (each stage consumes one partition batch at a time), so no other transaction can be
+ * in flight during the swap.
+ */
+export class TransactionalProducer {
+  private producer: Producer;
+  private replacing: Promise<void> | undefined;
+  /** A replacement whose connect failed (the broker still away): connected before its first use. */
+  private unconnected = false;
+
+  constructor(private readonly create: () => Producer, private readonly logger: Logger, first?: Producer) {
+    this.producer = first ?? create();
+  }
+
+  async connect(): Promise<void> {
+    await this.producer.connect();
+  }
+
+  async disconnect(): Promise<void> {
+    await this.replacing?.catch(() => undefined);
+    await this.producer.disconnect();
+  }
+
+  /** commitInTransaction with the current producer; after a failure the producer is replaced, then the error rethrown. */
+  async commit(records: TransactionRecord[], position?: ConsumedPosition): Promise<void> {
+    await this.replacing;
+    try {
+      if (this.unconnected) {
+        await this.producer.connect();
+        this.unconnected = false;
+      }
+      await commitInTransaction(this.producer, records, position);
+    } catch (err) {
+      this.replacing ??= this.replace().finally(() => { this.replacing = undefined; });
+      throw err;
+    }
+  }
+
+  private async replace(): Promise<void> {
+    const old = this.producer;
+    this.producer = this.create();
+    this.unconnected = true;
+    await old.disconnect().catch(() => undefined);
+    try {
+      await this.producer.connect();
+      this.unconnected = false;
+      this.logger.warn('transactional producer replaced after a failed transaction');
+    } catch (err) {
+      // The broker is still away: the next commit tries to connect again, or fails and replaces again.
+      this.logger.warn({ err }, 'connecting the replacement transactional producer failed');
+    }
   }
 }
