@@ -1,6 +1,7 @@
 import avro from 'avsc';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { CodecError } from '../errors.js';
+import { withRetries } from '../retry.js';
 import { avroSchemas, type AvroRecordTypes, type AvroSchemaName } from '../schemas/generated.js';
 import { frame, readFrame } from './wire-format.js';
 
@@ -50,15 +51,10 @@ export class AvroCodec {
    * together on a fresh registry) can make one fail with a conflict (Apicurio: "A rule named
    * 'COMPATIBILITY' already exists"); registering again then finds the schema the other one made.
    */
-  private async registerOne(name: AvroSchemaName, attempts = 4): Promise<{ id: number }> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(avroSchemas[name]) }, { subject: name });
-      } catch (err) {
-        if (attempt >= attempts || !/already exists/i.test((err as Error).message)) throw err;
-        await new Promise((r) => setTimeout(r, 100 * attempt));
-      }
-    }
+  private registerOne(name: AvroSchemaName): Promise<{ id: number }> {
+    return withRetries(() => this.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(avroSchemas[name]) }, { subject: name }), {
+      attempts: 4, delayMs: 100, retriable: (err) => /already exists/i.test((err as Error).message),
+    });
   }
 
   schemaId(name: AvroSchemaName): number {

@@ -1,5 +1,6 @@
 import type { Admin } from 'kafkajs';
 import type { Logger } from '../logger.js';
+import { withRetries } from '../retry.js';
 import type { TopicDeclaration } from './topics.js';
 
 export interface EnsureTopicsResult {
@@ -18,16 +19,11 @@ const TOPIC_RESOURCE = 2;
  * broker's metadata does not know yet: "This server does not host this topic-partition", seen on a
  * fresh KRaft broker with two setups at once) runs the whole step again, a few times.
  */
-export async function ensureTopics(admin: Admin, declarations: TopicDeclaration[], logger?: Logger, replicationFactor = 1, attempts = 5): Promise<EnsureTopicsResult> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await ensureTopicsOnce(admin, declarations, logger, replicationFactor);
-    } catch (err) {
-      if (attempt >= attempts || !isRetriable(err)) throw err;
-      logger?.warn({ err, attempt }, 'creating topics failed; trying again');
-      await new Promise((r) => setTimeout(r, 300 * attempt));
-    }
-  }
+export async function ensureTopics(admin: Admin, declarations: TopicDeclaration[], logger?: Logger, replicationFactor = 1): Promise<EnsureTopicsResult> {
+  return withRetries(() => ensureTopicsOnce(admin, declarations, logger, replicationFactor), {
+    attempts: 5, delayMs: 300, retriable: isRetriable,
+    onRetry: (err, attempt) => logger?.warn({ err, attempt }, 'creating topics failed; trying again'),
+  });
 }
 
 /** kafkajs marks protocol errors retriable, and wraps some (retries exhausted, an aggregate) around them. */

@@ -63,8 +63,8 @@ export class TransactionalProducer {
   /** A replacement whose connect failed (the broker still away): connected before its first use. */
   private unconnected = false;
 
-  constructor(private readonly create: () => Producer, private readonly logger: Logger, first?: Producer) {
-    this.producer = first ?? create();
+  constructor(private readonly create: () => Producer, private readonly logger: Logger) {
+    this.producer = create();
   }
 
   async connect(): Promise<void> {
