@@ -72,7 +72,7 @@ export function signatureValid(req: ReceivedRequest, secret: string): boolean {
 
 let certificate: { key: Buffer; cert: Buffer } | undefined;
 /** A self-signed certificate for 127.0.0.1, made with openssl the first time it is needed. */
-function selfSignedCertificate(): { key: Buffer; cert: Buffer } {
+export function selfSignedCertificate(): { key: Buffer; cert: Buffer } {
   if (certificate) return certificate;
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-cert-'));
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });

@@ -1,7 +1,11 @@
 import { strict as assert } from 'node:assert';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
+import { selfSignedCertificate } from '../../../test/support/receiver.js';
+import { classifyAttempt } from './outcome.js';
 import { signature, WebhookClient } from './webhook-client.js';
 
 // Real HTTP servers on 127.0.0.1: the client's handling of each kind of answer (and of none).
@@ -90,5 +94,54 @@ describe('WebhookClient', () => {
     } finally {
       await strict.close();
     }
+  });
+
+  describe('HTTPS: only a certificate that does not verify is a TLS failure', () => {
+    const listen = async (server: TcpServer): Promise<string> => {
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      return `https://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
+    };
+    const close = (server: TcpServer) => new Promise((r) => server.close(r));
+    const post = (url: string) => client.post({ url, body: Buffer.from('{}'), headers: {}, sharedSecret: null });
+
+    it('a receiver that closes the connection during the handshake is retried', async () => {
+      const server = createTcpServer((socket: Socket) => socket.destroy());
+      try {
+        const result = await post(await listen(server));
+        assert.equal(result.kind, 'error');
+        assert.notEqual(result.kind === 'error' && result.error, 'tls', JSON.stringify(result));
+        assert.equal(classifyAttempt(result).verdict, 'retry');
+      } finally { await close(server); }
+    });
+
+    it('a receiver that resets the connection during the handshake is retried', async () => {
+      const server = createTcpServer((socket: Socket) => socket.resetAndDestroy());
+      try {
+        const result = await post(await listen(server));
+        assert.equal(result.kind === 'error' && result.error, 'reset', JSON.stringify(result));
+        assert.equal(classifyAttempt(result).verdict, 'retry');
+      } finally { await close(server); }
+    });
+
+    it('a receiver that answers the handshake with plain HTTP is retried (a misrouted listener may be mid-deploy)', async () => {
+      const server = createTcpServer((socket: Socket) => { socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\n\r\n')); });
+      try {
+        const result = await post(await listen(server));
+        assert.equal(result.kind, 'error');
+        assert.notEqual(result.kind === 'error' && result.error, 'tls', JSON.stringify(result));
+        assert.equal(classifyAttempt(result).verdict, 'retry');
+      } finally { await close(server); }
+    });
+
+    it('a self-signed certificate is a TLS failure: no request, not retried', async () => {
+      let requests = 0;
+      const server = createHttpsServer(selfSignedCertificate(), (_req, res) => { requests++; res.end(); });
+      try {
+        const result = await post(await listen(server));
+        assert.equal(result.kind === 'error' && result.error, 'tls', JSON.stringify(result));
+        assert.deepEqual(classifyAttempt(result), { verdict: 'permanent', reason: 'tls' });
+        assert.equal(requests, 0);
+      } finally { server.closeAllConnections(); await close(server); }
+    });
   });
 });

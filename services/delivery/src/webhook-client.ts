@@ -26,10 +26,16 @@ export interface WebhookRequest {
 }
 
 const BLOCKED = 'ESWITCHYARD_BLOCKED';
-const TLS_CODES = new Set([
+// OpenSSL's certificate verification failures (the codes Node gives the socket error) and Node's
+// own host-name check. Only these make a TLS failure (no request, no retry, product decision 8);
+// anything else that breaks a handshake (closed, reset, a plain-HTTP listener) is a connection
+// error and is retried. Classified by code, never by message text.
+const CERTIFICATE_CODES = new Set([
   'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT',
-  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERR_TLS_CERT_ALTNAME_INVALID', 'CERT_REVOKED',
-  'CERT_SIGNATURE_FAILURE', 'ERR_SSL_WRONG_VERSION_NUMBER', 'EPROTO',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_DECRYPT_CERT_SIGNATURE', 'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
+  'CERT_SIGNATURE_FAILURE', 'CERT_NOT_YET_VALID', 'CERT_HAS_EXPIRED', 'ERROR_IN_CERT_NOT_BEFORE_FIELD',
+  'ERROR_IN_CERT_NOT_AFTER_FIELD', 'CERT_CHAIN_TOO_LONG', 'CERT_REVOKED', 'INVALID_CA', 'PATH_LENGTH_EXCEEDED',
+  'INVALID_PURPOSE', 'CERT_UNTRUSTED', 'CERT_REJECTED', 'HOSTNAME_MISMATCH', 'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
 
 /** Parsed URLs and host verdicts are kept per URL string; a destination has a handful of URLs. */
@@ -185,13 +191,13 @@ function classifyError(err: unknown, timedOut: boolean): AttemptResult {
   const code = e.code ?? e.cause?.code ?? '';
   const message = e.cause?.message ?? e.message ?? String(err);
   if (code === BLOCKED || e.cause?.code === BLOCKED) return { kind: 'error', error: 'blocked_address', message };
-  if (TLS_CODES.has(code) || /certificate|self[- ]signed|TLS|SSL/i.test(message) && !timedOut) return { kind: 'error', error: 'tls', message };
+  if (CERTIFICATE_CODES.has(code)) return { kind: 'error', error: 'tls', message };
   if (timedOut || e.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
     return { kind: 'error', error: 'timeout', message: 'no response within the time limit' };
   }
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME') return { kind: 'error', error: 'dns', message };
   if (code === 'ECONNREFUSED' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return { kind: 'error', error: 'connect', message };
-  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE') return { kind: 'error', error: 'reset', message };
+  if (code === 'ECONNRESET' || code === 'UND_ERR_SOCKET' || code === 'EPIPE' || code === 'ERR_SSL_WRONG_VERSION_NUMBER' || code === 'EPROTO') return { kind: 'error', error: 'reset', message };
   return { kind: 'error', error: 'other', message };
 }
 
