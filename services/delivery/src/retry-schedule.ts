@@ -8,8 +8,12 @@
  * cannot make us retry faster than the schedule) and lengthens it at most to the next tier's delay
  * (the last tier: not at all). A tier topic is read in order, so a record waiting longer than its
  * tier holds back the records behind it; the bound caps that.
- * Past the deadline (first attempt + deadlineMs) the task is dead-lettered: a retry is scheduled
- * only if it would happen at or before the deadline.
+ * Retries go on until the deadline (first attempt + deadlineMs): a wait that would end past it is
+ * cut short so that a final attempt happens at the deadline (with the default tiers, 3 h 11 min
+ * would otherwise be the last try and the last 49 minutes never tried). That record keeps its
+ * tier: waiting less than its tier's delay, it holds back nothing queued behind it, and it is
+ * tried at the deadline or, at worst, when the records ahead of it in its partition are due.
+ * A task whose attempt ends at or after the deadline is dead-lettered.
  */
 export interface RetryPolicy {
   /** Delay of each retry tier, in milliseconds; the last one repeats. */
@@ -54,7 +58,7 @@ export function nextRetry(policy: RetryPolicy, args: RetryArgs): RetryDecision {
   const ceiling = tiersMs[tier] ?? delay;
   const hint = args.retryAfterMs !== undefined && Number.isFinite(args.retryAfterMs) ? args.retryAfterMs : delay;
   const wait = Math.min(Math.max(hint, delay), Math.max(ceiling, delay));
-  const notBefore = args.now + wait;
-  if (notBefore > args.firstAttemptAt + policy.deadlineMs) return { action: 'dead_letter', reason: 'deadline' };
-  return { action: 'retry', tier, notBefore };
+  const deadline = args.firstAttemptAt + policy.deadlineMs;
+  if (args.now >= deadline) return { action: 'dead_letter', reason: 'deadline' };
+  return { action: 'retry', tier, notBefore: Math.min(args.now + wait, deadline) };
 }
