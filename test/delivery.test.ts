@@ -180,6 +180,19 @@ describe('delivery: signed requests, outcomes, retry tiers and dead letters', ()
     assert.ok(gap >= 5200 && gap < 9000, `retried ${gap} ms after the first request (5 s timeout + the 300 ms tier)`);
   });
 
+  it('failed attempts are logged (the timeout too), naming destination, URL index, outcome, error, attempt and next attempt', async () => {
+    const lines = delivery.proc.output.flatMap((l) => { try { return [JSON.parse(l) as Record<string, unknown>]; } catch { return []; } })
+      .filter((l) => l.msg === 'delivery attempt failed');
+    const timeout = lines.find((l) => l.destinationId === hanging.destination.id);
+    assert.ok(timeout, 'the timeout is logged');
+    assert.deepEqual([timeout.level, timeout.urlIndex, timeout.outcome, timeout.error, timeout.attempt], ['warn', 0, 'retry_scheduled', 'timeout', 1]);
+    assert.ok(typeof timeout.nextAttemptAt === 'string' && Date.parse(timeout.nextAttemptAt) > 0, 'with the next attempt time');
+    const status = lines.find((l) => l.destinationId === failing.destination.id);
+    assert.equal(status?.status, 500);
+    // A destination failing on every attempt is limited to a few lines a minute (FailedAttemptLog).
+    assert.ok(lines.filter((l) => l.destinationId === fiveAllFail.destination.id).length <= 5);
+  });
+
   it('metrics on the hop', async () => {
     const text = await (await fetch(`${delivery.url}/metrics`)).text();
     for (const name of ['delivery_attempts_total', 'delivery_request_seconds_bucket', 'delivery_end_to_end_seconds_bucket', 'delivery_in_flight_tasks', 'delivery_retries_total', 'delivery_dead_letters_total', 'delivery_consumer_lag']) {

@@ -13,6 +13,7 @@ import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { DeliveryConsumer } from './delivery-consumer.js';
 import { deliveryMetrics } from './delivery-metrics.js';
+import { FailedAttemptLog } from './failed-attempt-log.js';
 import { validateRetryPolicy } from './retry-schedule.js';
 import { startAttemptRecorder } from './attempt-recorder.js';
 import { TaskRunner } from './task-runner.js';
@@ -60,12 +61,15 @@ runMain('delivery', async () => {
   runtime.lifecycle.onShutdown('webhook-client', () => client.close());
   const batcher = new BatchingProducer(producer);
   const recordAttempt = config.DELIVERY_RECORD_ATTEMPTS ? await startAttemptRecorder(runtime, kafka, codec, topics.deliveryAttempts, metrics) : undefined;
+  const failures = new FailedAttemptLog({ logger: runtime.logger, clock: Date.now });
+  const sweep = setInterval(() => failures.sweep(), 10_000).unref();
+  runtime.lifecycle.onShutdown('failed-attempt-log', () => { clearInterval(sweep); failures.flush(); });
   let stopping = false;
   const runner = new TaskRunner({
     config: view.state, client, codec, producer: batcher, topics, metrics, logger: runtime.logger, clock: Date.now,
     breaker: new CircuitBreaker({ failureThreshold: config.DELIVERY_BREAKER_THRESHOLD, openMs: config.DELIVERY_BREAKER_OPEN, now: Date.now }),
     policy: validateRetryPolicy({ tiersMs: config.SWITCHYARD_RETRY_TIERS, deadlineMs: config.SWITCHYARD_RETRY_DEADLINE }),
-    stopping: () => stopping, recordAttempt,
+    stopping: () => stopping, recordAttempt, failures,
   });
 
   // Short sessions: a replacement takes over a crashed instance's partitions within seconds.

@@ -6,6 +6,7 @@ import type { Logger } from '@switchyard/platform/logger';
 import type { DeadLetter, DeliveryAttempt, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { breakerKey, isBreakerFailure, type CircuitBreaker } from './circuit-breaker.js';
 import { statusClass, type DeliveryMetrics } from './delivery-metrics.js';
+import type { FailedAttemptLog } from './failed-attempt-log.js';
 import { combineUrlOutcomes, type UrlOutcome } from './multi-url.js';
 import { classifyAttempt, type AttemptResult, type DeadLetterReason } from './outcome.js';
 import { nextRetry, type RetryPolicy } from './retry-schedule.js';
@@ -30,6 +31,8 @@ export interface TaskRunnerDeps {
    * into delivery). Absent when DELIVERY_RECORD_ATTEMPTS is off.
    */
   recordAttempt?: (attempt: DeliveryAttempt) => void;
+  /** Logs failed requests, rate-limited per destination. */
+  failures?: FailedAttemptLog;
 }
 
 interface Failure { status: number | null; excerpt: string | null; error: string | null }
@@ -151,8 +154,18 @@ export class TaskRunner {
     return { url, outcome: classifyAttempt(result), result, at, latencyMs };
   }
 
-  /** Hands the attempt's records to the recorder; a recorder problem never reaches delivery. */
+  /** Logs the attempt's failed requests and hands its records to the recorder; neither can fail delivery. */
   private record(task: DeliveryTask, tried: UrlAttempt[], outcome: AttemptOutcome): void {
+    const failures = this.deps.failures;
+    if (failures) {
+      for (const a of tried) {
+        if (a.status !== null && a.status >= 200 && a.status <= 299) continue;
+        failures.record({
+          destinationId: task.destinationId, taskId: task.taskId, messageId: task.messageId, urlIndex: a.urlIndex, attempt: task.attempt + 1,
+          outcome: outcome.outcome, status: a.status, error: a.error, nextAttemptAt: outcome.notBefore, deadLetterReason: outcome.deadLetterReason,
+        });
+      }
+    }
     const recordAttempt = this.deps.recordAttempt;
     if (!recordAttempt) return;
     try {
