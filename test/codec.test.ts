@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { AvroCodec, type AvroRecordTypes } from '@switchyard/platform/codec/avro-codec';
+import { registerSubject } from '@switchyard/platform/codec/schema-registration';
 import { CodecError } from '@switchyard/platform/errors';
 import { ensureTopics } from '@switchyard/platform/kafka/admin';
 import { createProducer } from '@switchyard/platform/kafka/client';
@@ -96,5 +97,24 @@ describe('Avro codec through the real registry', () => {
     });
     assert.equal(check.status, 200);
     assert.equal((await check.json() as { is_compatible: boolean }).is_compatible, true);
+  });
+
+  it('processes registering a new subject at once all succeed, and the subject ends BACKWARD (a cold start of concurrent setups)', async () => {
+    // Staggered starts hit the client library's window between registering and setting the rule.
+    const failures: string[] = [];
+    const schema = JSON.stringify({ type: 'record', name: 'Race', namespace: 'io.switchyard.test', fields: [{ name: 'a', type: 'string' }] });
+    for (let round = 0; round < 12; round++) {
+      const subject = `io.switchyard.test.race-${randomUUID()}`;
+      const results = await Promise.allSettled(Array.from({ length: 6 }, async (_, i) => {
+        await new Promise((r) => setTimeout(r, i * (round % 6) * 3));
+        return registerSubject(codec.registry, registryUrl, subject, schema);
+      }));
+      const ids = new Set<number>();
+      for (const r of results) if (r.status === 'rejected') failures.push((r.reason as Error).message); else ids.add(r.value.id);
+      assert.ok(ids.size <= 1, 'one id for one schema');
+      const config = await (await fetch(`${registryUrl}/config/${subject}`)).json() as { compatibilityLevel: string };
+      assert.equal(config.compatibilityLevel, 'BACKWARD', subject);
+    }
+    assert.deepEqual(failures, []);
   });
 });

@@ -1,8 +1,8 @@
 import avro from 'avsc';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
 import { CodecError } from '../errors.js';
-import { withRetries } from '../retry.js';
 import { avroSchemas, type AvroRecordTypes, type AvroSchemaName } from '../schemas/generated.js';
+import { registerSubject } from './schema-registration.js';
 import { frame, readFrame } from './wire-format.js';
 
 export type { AvroRecordTypes, AvroSchemaName };
@@ -28,7 +28,10 @@ export class AvroCodec {
   private readonly idsByName = new Map<AvroSchemaName, number>();
   private readonly readers = new Map<number, { name: AvroSchemaName; type: avro.Type; resolver: avro.Resolver | undefined }>();
 
+  private readonly registryUrl: string;
+
   constructor({ registryUrl }: AvroCodecOptions) {
+    this.registryUrl = registryUrl;
     this.registry = new SchemaRegistry({ host: registryUrl }, { [SchemaType.AVRO]: { logicalTypes: {} } });
     for (const name of Object.keys(avroSchemas) as AvroSchemaName[]) {
       this.localTypes.set(name, avro.Type.forSchema(avroSchemas[name] as unknown as avro.Schema));
@@ -38,23 +41,12 @@ export class AvroCodec {
   /** Registers (idempotently) the given schemas, or all of them, and remembers their ids. */
   async register(names: readonly AvroSchemaName[] = Object.keys(avroSchemas) as AvroSchemaName[]): Promise<Map<AvroSchemaName, number>> {
     for (const name of names) {
-      const { id } = await this.registerOne(name);
+      const { id } = await registerSubject(this.registry, this.registryUrl, name, JSON.stringify(avroSchemas[name]));
       this.idsByName.set(name, id);
       const type = this.localType(name);
       this.readers.set(id, { name, type, resolver: undefined });
     }
     return new Map(this.idsByName);
-  }
-
-  /**
-   * Two processes registering the same new subject at once (two setup jobs, services starting
-   * together on a fresh registry) can make one fail with a conflict (Apicurio: "A rule named
-   * 'COMPATIBILITY' already exists"); registering again then finds the schema the other one made.
-   */
-  private registerOne(name: AvroSchemaName): Promise<{ id: number }> {
-    return withRetries(() => this.registry.register({ type: SchemaType.AVRO, schema: JSON.stringify(avroSchemas[name]) }, { subject: name }), {
-      attempts: 4, delayMs: 100, retriable: (err) => /already exists/i.test((err as Error).message),
-    });
   }
 
   schemaId(name: AvroSchemaName): number {
