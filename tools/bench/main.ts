@@ -11,6 +11,7 @@ import { repoRoot } from '../stack/paths.js';
 import { freePort } from '../stack/ports.js';
 import { startStack, type Stack } from '../stack/stack.js';
 import type { Source } from '@switchyard/platform/config-view/config-state';
+import { HopWatcher, summariseHops } from './hops.js';
 import { batchRequests, median, quantile, runLoad, type LoadRequest } from './load.js';
 import { makeDestination, makeSource, Pipeline, rawKafka, rssMb, startBareIngest, type StackRef } from './pipeline.js';
 import { summariseDir } from './profile.js';
@@ -35,7 +36,9 @@ function parseOnly(args: string[]): Set<Scenario> {
 interface Sizes {
   rawMessages: number; postRequests: number; postConcurrency: number;
   ingestRequests: number; batchSize: number; ingestConcurrency: number;
-  e2eEvents: number; latencyEvents: number; slowCap: number; slowTasks: number;
+  e2eEvents: number; slowCap: number; slowTasks: number;
+  /** Latency against rate: open-loop loads at these rates ('half' = 50 % of the measured saturation rate), each of so many events. */
+  latencyRates: Array<{ rate: number | 'half'; events: number }>;
   isolationEvents: number; stormMs: number; stormEvents: number; backlogTasks: number; backlogSeconds: number;
   deliverTimeoutMs: number;
   /** Paired rounds of each ratio row (baseline and subject run back to back, alternating order): the row reports the median ratio. */
@@ -43,9 +46,9 @@ interface Sizes {
 }
 
 const SIZES: Record<Mode, Sizes> = {
-  tiny: { rawMessages: 2000, postRequests: 1000, postConcurrency: 50, ingestRequests: 30, batchSize: 10, ingestConcurrency: 8, e2eEvents: 300, latencyEvents: 200, slowCap: 20, slowTasks: 200, isolationEvents: 300, stormMs: 2000, stormEvents: 100, backlogTasks: 0, backlogSeconds: 0, deliverTimeoutMs: 30_000, rounds: 1 },
-  quick: { rawMessages: 50_000, postRequests: 10_000, postConcurrency: 200, ingestRequests: 300, batchSize: 20, ingestConcurrency: 32, e2eEvents: 6000, latencyEvents: 3000, slowCap: 200, slowTasks: 3000, isolationEvents: 3000, stormMs: 5000, stormEvents: 1000, backlogTasks: 0, backlogSeconds: 0, deliverTimeoutMs: 60_000, rounds: 2 },
-  full: { rawMessages: 300_000, postRequests: 50_000, postConcurrency: 200, ingestRequests: 2000, batchSize: 20, ingestConcurrency: 32, e2eEvents: 40_000, latencyEvents: 20_000, slowCap: 200, slowTasks: 15_000, isolationEvents: 20_000, stormMs: 30_000, stormEvents: 10_000, backlogTasks: 1_000_000, backlogSeconds: 120, deliverTimeoutMs: 300_000, rounds: 3 },
+  tiny: { rawMessages: 2000, postRequests: 1000, postConcurrency: 50, ingestRequests: 30, batchSize: 10, ingestConcurrency: 8, e2eEvents: 300, latencyRates: [{ rate: 5, events: 10 }, { rate: 50, events: 50 }, { rate: 500, events: 200 }, { rate: 'half', events: 200 }], slowCap: 20, slowTasks: 200, isolationEvents: 300, stormMs: 2000, stormEvents: 100, backlogTasks: 0, backlogSeconds: 0, deliverTimeoutMs: 30_000, rounds: 1 },
+  quick: { rawMessages: 50_000, postRequests: 10_000, postConcurrency: 200, ingestRequests: 300, batchSize: 20, ingestConcurrency: 32, e2eEvents: 6000, latencyRates: [{ rate: 5, events: 50 }, { rate: 50, events: 500 }, { rate: 500, events: 2500 }, { rate: 'half', events: 4000 }], slowCap: 200, slowTasks: 3000, isolationEvents: 3000, stormMs: 5000, stormEvents: 1000, backlogTasks: 0, backlogSeconds: 0, deliverTimeoutMs: 60_000, rounds: 2 },
+  full: { rawMessages: 300_000, postRequests: 50_000, postConcurrency: 200, ingestRequests: 2000, batchSize: 20, ingestConcurrency: 32, e2eEvents: 40_000, latencyRates: [{ rate: 5, events: 300 }, { rate: 50, events: 1000 }, { rate: 500, events: 5000 }, { rate: 'half', events: 20_000 }], slowCap: 200, slowTasks: 15_000, isolationEvents: 20_000, stormMs: 30_000, stormEvents: 10_000, backlogTasks: 1_000_000, backlogSeconds: 120, deliverTimeoutMs: 300_000, rounds: 3 },
 };
 
 export interface Row {
@@ -290,21 +293,31 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
 
   /**
    * An open-loop load at a fixed rate from one source: end-to-end latency per event = arrival at `r`
-   * − the moment the generator got ingest's 200 for the request carrying it (one process, one clock).
+   * − the moment the generator got ingest's 200 for the request carrying it (one process, one clock),
+   * and where that time went, hop by hop (hops.ts). Low rates send one call per request, as
+   * browsers and unbatched clients do; higher rates batch so the generator keeps its pace.
    */
   const paced = async (src: Source, r: BenchReceiver, label: string, events: number, ratePerS: number) => {
-    const reqs = batchRequests(runId, label, Math.ceil(events / s.batchSize), s.batchSize);
+    const batchSize = ratePerS < 100 ? 1 : ratePerS < 1000 ? 5 : s.batchSize;
+    const reqs = batchRequests(runId, label, Math.ceil(events / batchSize), batchSize);
     const ids = reqs.flatMap((x) => x.ids);
-    const res = await runLoad({ origin: ingest!.url, path: '/v1/batch', headers: basicAuth(src), requests: reqs, concurrency: s.ingestConcurrency * 4, intervalMs: (1000 * s.batchSize) / ratePerS });
-    const ok = await r.waitForAll(ids, s.deliverTimeoutMs).then(() => res.errors === 0, () => false);
-    const latencies = ids.flatMap((id) => { const at = r.arrivals.get(id); const ack = res.acks.get(id); return at !== undefined && ack !== undefined ? [Math.max(0, at - ack)] : []; });
-    const last = Math.max(...ids.map((id) => r.arrivals.get(id) ?? 0));
-    const result = {
-      ok, offered: ids.length / ((res.endedAt - res.startedAt) / 1000), delivered: countArrived(ids, r.arrivals) / ((last - res.startedAt) / 1000),
-      p50ms: quantile(latencies, 0.5), p99ms: quantile(latencies, 0.99), p999ms: quantile(latencies, 0.999), ingestP99ms: quantile(res.latencies, 0.99),
-    };
-    r.reset();
-    return result;
+    const watcher = await new HopWatcher(ref, p1.topics.deliveryAttempts).start();
+    try {
+      const res = await runLoad({ origin: ingest!.url, path: '/v1/batch', headers: basicAuth(src), requests: reqs, concurrency: s.ingestConcurrency * 4, intervalMs: (1000 * batchSize) / ratePerS });
+      const ok = await r.waitForAll(ids, s.deliverTimeoutMs).then(() => res.errors === 0, () => false);
+      await watcher.waitFor(ids, 5000);
+      const latencies = ids.flatMap((id) => { const at = r.arrivals.get(id); const ack = res.acks.get(id); return at !== undefined && ack !== undefined ? [Math.max(0, at - ack)] : []; });
+      const last = Math.max(...ids.map((id) => r.arrivals.get(id) ?? 0));
+      const result = {
+        ok, batchSize, offered: ids.length / ((res.endedAt - res.startedAt) / 1000), delivered: countArrived(ids, r.arrivals) / ((last - res.startedAt) / 1000),
+        p50ms: quantile(latencies, 0.5), p99ms: quantile(latencies, 0.99), p999ms: quantile(latencies, 0.999), ingestP99ms: quantile(res.latencies, 0.99),
+        hops: summariseHops(ids, res.acks, r.arrivals, watcher.times),
+      };
+      r.reset();
+      return result;
+    } finally {
+      await watcher.stop();
+    }
   };
 
   // ---- end to end at saturation --------------------------------------------------------------
@@ -355,14 +368,27 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
     });
   }
 
-  // ---- end to end latency at 50% of that rate --------------------------------------------------
+  // ---- end to end latency against rate: light, moderate, heavy, and 50 % of saturation ---------
   if (only.has('latency')) {
-    log(`end to end latency at ${round(eRate / 2)} events/s: ${s.latencyEvents} events`);
-    const l = await paced(sMain, rMain, 'lat', s.latencyEvents, eRate / 2);
-    rows.push({
-      scenario: 'end to end latency at 50% rate', value: l.p99ms, unit: 'ms p99', verified: l.ok,
-      details: { rate: l.offered, p50ms: l.p50ms, p99ms: l.p99ms, p999ms: l.p999ms, ingestP99ms: l.ingestP99ms }, rssMb: rss(),
-    });
+    for (const { rate: wanted, events } of s.latencyRates) {
+      const rate = wanted === 'half' ? eRate / 2 : wanted;
+      const name = wanted === 'half' ? `50% of saturation (${round(rate)}/s)` : `${rate}/s`;
+      log(`end to end latency at ${name}: ${events} events`);
+      const l = await paced(sMain, rMain, `lat${round(rate)}`, events, rate);
+      const h = l.hops;
+      const met = l.p50ms <= 30 && l.p99ms <= 150;
+      rows.push({
+        scenario: `end to end latency at ${name}`, value: l.p99ms, unit: 'ms p99', target: 'p50 ≤ 30, p99 ≤ 150', met, verified: l.ok,
+        details: {
+          rate: l.offered, batch: l.batchSize, p50ms: l.p50ms, p99ms: l.p99ms, p999ms: l.p999ms, ingestP99ms: l.ingestP99ms,
+          // Each hop as p50/p99 ms: ingest (receipt → 200), → fan-out (200 → tasks decided),
+          // → delivery (decided → first request: transaction commit, fetch, dispatch), http (→ arrival).
+          hopIngest: `${round(h.ingest.p50)}/${round(h.ingest.p99)}`, hopFanout: `${round(h.toFanout.p50)}/${round(h.toFanout.p99)}`,
+          hopDelivery: `${round(h.toDelivery.p50)}/${round(h.toDelivery.p99)}`, hopHttp: `${round(h.http.p50)}/${round(h.http.p99)}`, hopSamples: h.samples,
+        },
+        rssMb: rss(),
+      });
+    }
   }
 
   // ---- retry storm: 503 for stormMs, then 200 -------------------------------------------------
