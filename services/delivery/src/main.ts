@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { loadConfig, commonEnv, env, topicEnv } from '@switchyard/platform/config';
 import { unreadableRecord } from '@switchyard/platform/codec/invalid-event';
 import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
-import { createConsumer } from '@switchyard/platform/kafka/client';
+import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { connectPipeline, startConfigView } from '@switchyard/platform/pipeline';
@@ -73,11 +73,11 @@ runMain('delivery', async () => {
   });
 
   // Short sessions: a replacement takes over a crashed instance's partitions within seconds.
-  // Fetches wait for 64 KB or 100 ms: larger batches under load, and a retry-tier partition resumed
-  // when its head record falls due is fetched within moments (measured in BENCHMARKS.md).
+  // Fetches return as soon as records exist (STAGE_FETCH): a task is dispatched as soon as it is
+  // committed upstream, and a retry-tier partition resumed when its head falls due is read at once.
   const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}${config.DELIVERY_READS === 'retries' ? 'delivery-retries' : 'delivery'}`;
   const tierTopics = config.SWITCHYARD_RETRY_TIERS.map((_, i) => topics.retry(i + 1));
-  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20, minBytes: 64 * 1024, maxWaitTimeInMs: 100 }, runtime.logger);
+  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, ...STAGE_FETCH }, runtime.logger);
   await connectClient(runtime.lifecycle, 'consumer', consumer);
   trackGroupMembership(runtime.lifecycle, consumer);
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));

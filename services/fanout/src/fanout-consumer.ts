@@ -29,6 +29,9 @@ export interface FanoutDeps {
 
 type OutMessage = { key: string | null; value: Buffer };
 
+/** More than the partitions one instance owns in practice: every batch of a fetch runs at once. */
+const PARTITIONS_AT_ONCE = 64;
+
 /**
  * Consume → produce → commit, exactly once: each batch of ingest records becomes delivery tasks
  * (and invalid-events records) written in one Kafka transaction together with the batch's next
@@ -41,6 +44,9 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
   await consumer.subscribe({ topic: topics.ingest, fromBeginning: true });
   await consumer.run({
     autoCommit: false,
+    // The partition batches of one fetch are processed side by side and their commits share one
+    // transaction (TransactionalProducer's group commit), instead of a transaction each in turn.
+    partitionsConsumedConcurrently: PARTITIONS_AT_ONCE,
     eachBatch: async ({ batch, heartbeat, isStale }) => {
       if (batch.messages.length === 0 || isStale()) return;
       const tasks: OutMessage[] = [];

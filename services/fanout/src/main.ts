@@ -4,7 +4,7 @@
 import { hostname } from 'node:os';
 import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
-import { createConsumer, createProducer } from '@switchyard/platform/kafka/client';
+import { createConsumer, createProducer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { connectTransactionalPipeline, startConfigView } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
@@ -45,9 +45,8 @@ runMain('fanout', async () => {
   const view = await startConfigView(runtime, clients);
 
   // A short session lets a replacement take over a crashed instance's partitions within seconds.
-  // Fetches wait for 64 KB or 100 ms: fewer, larger batches mean fewer transactions (the cost per
-  // batch), and the short wait keeps latency and shutdown quick (measured in BENCHMARKS.md).
-  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxBytesPerPartition: 1 << 20, minBytes: 64 * 1024, maxWaitTimeInMs: 100 }, runtime.logger);
+  // Fetches return as soon as records exist (STAGE_FETCH); batches of one fetch share a transaction.
+  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, ...STAGE_FETCH }, runtime.logger);
   await connectClient(runtime.lifecycle, 'consumer', consumer);
   trackGroupMembership(runtime.lifecycle, consumer);
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));

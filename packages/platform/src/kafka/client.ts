@@ -50,6 +50,15 @@ export function createProducer(kafka: Kafka, opts: { transactionalId?: string } 
 }
 
 /**
+ * How the pipeline's stages (fan-out, delivery) fetch. A fetch returns as soon as any record is
+ * there (minBytes 1): a lone call is never held back for a batch to fill. Under load, records pile
+ * up while the previous fetch is being processed, so batches grow by themselves without a knob.
+ * maxWait only bounds an idle poll (and how long a stop waits for it). Before, fetches waited for
+ * 64 KB or 100 ms, which held every call at light and moderate rates (BENCHMARKS.md).
+ */
+export const STAGE_FETCH = { minBytes: 1, maxWaitTimeInMs: 100, maxBytesPerPartition: 1 << 20 } as const;
+
+/**
  * A consumer that keeps consuming through broker outages. kafkajs restarts a crashed consumer only
  * when the cause is retriable, and some causes of a long outage are not: after a broker SIGKILL,
  * "Failed to find group coordinator" (KafkaJSGroupCoordinatorNotFound once its retries ran out)

@@ -56,3 +56,56 @@ describe('TransactionalProducer: a producer a failed transaction left unusable i
     assert.deepEqual(log, ['p0.connect', 'p0.disconnect', 'p1.connect', 'p1.sendBatch', 'p1.commit']);
   });
 });
+
+describe('TransactionalProducer: group commit', () => {
+  const logger = createLogger({ service: 'test', level: 'silent' });
+  /** Records each transaction as the records and offsets it carried; `gate` holds commit() until released. */
+  function recordingProducer(transactions: Array<{ records: number; offsets: unknown[] }>, opts: { gate?: Promise<void>; fail?: boolean } = {}): Producer {
+    return {
+      connect: async () => {}, disconnect: async () => {},
+      transaction: async () => {
+        const t = { records: 0, offsets: [] as unknown[] };
+        return {
+          sendBatch: async ({ topicMessages }: { topicMessages: Array<{ messages: unknown[] }> }) => { t.records += topicMessages.reduce((n, m) => n + m.messages.length, 0); },
+          sendOffsets: async (o: unknown) => { t.offsets.push(o); },
+          commit: async () => { await opts.gate; if (opts.fail) throw new Error('broker said no'); transactions.push(t); },
+          abort: async () => {},
+        };
+      },
+    } as unknown as Producer;
+  }
+  const rec = { topic: 'out', key: 'k', value: Buffer.from('v') };
+  const at = (partition: number, offset: string) => ({ groupId: 'g', topic: 'in', partition, offset });
+
+  it('the batches of one fetch (asked in the same turn) share one transaction with every partition\'s offset', async () => {
+    const transactions: Array<{ records: number; offsets: unknown[] }> = [];
+    const tp = new TransactionalProducer(() => recordingProducer(transactions), logger);
+    await Promise.all([tp.commit([rec, rec], at(0, '5')), tp.commit([rec], at(1, '9')), tp.commit([], at(2, '3'))]);
+    assert.equal(transactions.length, 1);
+    assert.equal(transactions[0]!.records, 3);
+    assert.deepEqual(transactions[0]!.offsets, [{ consumerGroupId: 'g', topics: [{ topic: 'in', partitions: [{ partition: 0, offset: '5' }, { partition: 1, offset: '9' }, { partition: 2, offset: '3' }] }] }]);
+  });
+
+  it('a commit asked while a transaction is in flight goes in the next one, with all others asked meanwhile; a lone one goes at once', async () => {
+    const transactions: Array<{ records: number; offsets: unknown[] }> = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => { release = r; });
+    const tp = new TransactionalProducer(() => recordingProducer(transactions, { gate }), logger);
+    const first = tp.commit([rec], at(0, '1'));
+    await new Promise((r) => setImmediate(r));
+    const second = tp.commit([rec], at(0, '2'));
+    const third = tp.commit([rec], at(1, '7'));
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(transactions.length, 0, 'the first is still in flight');
+    release();
+    await Promise.all([first, second, third]);
+    assert.deepEqual(transactions.map((t) => t.records), [1, 2]);
+    assert.deepEqual(transactions[1]!.offsets, [{ consumerGroupId: 'g', topics: [{ topic: 'in', partitions: [{ partition: 0, offset: '2' }, { partition: 1, offset: '7' }] }] }]);
+  });
+
+  it('a failed transaction rejects every batch it carried', async () => {
+    const tp = new TransactionalProducer(() => recordingProducer([], { fail: true }), logger);
+    const results = await Promise.allSettled([tp.commit([rec], at(0, '1')), tp.commit([rec], at(1, '1'))]);
+    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
+  });
+});
