@@ -60,3 +60,26 @@ it('@switchyard/analytics: every call type arrives decoded with its fields', asy
   assert.deepEqual([got.get(id('alias'))!.userId, got.get(id('alias'))!.previousId], [userId, `anon-${run}`]);
   assert.equal(got.get(id('historical'))!.originalTimestamp, Date.parse('2020-01-02T03:04:05.678Z'));
 });
+
+it('@switchyard/analytics: timestamps in every accepted form reach the ingest topic at the instant they name', async () => {
+  // Before the client normalised them, 'March 7, 2024' was sent as given and ingest moved the
+  // call to invalid-events; ISO strings with offsets and nanoseconds must keep their instant.
+  const run = randomUUID();
+  const cases: [string, Date | string, number][] = [
+    ['month-name', 'March 7, 2024', Date.parse('March 7, 2024')],
+    ['utc-string', 'Thu, 07 Mar 2024 10:00:00 GMT', Date.parse('2024-03-07T10:00:00Z')],
+    ['go-offset-nanos', '2016-04-26T20:14:48.123456789+0200', Date.parse('2016-04-26T18:14:48.123Z')],
+    ['no-zone', '2026-11-22T10:00', Date.parse('2026-11-22T10:00:00Z')],
+    ['date', new Date('2020-01-02T03:04:05.678Z'), Date.parse('2020-01-02T03:04:05.678Z')],
+  ];
+  const analytics = new Analytics(source.writeKeys[0]!, { endpoint: ingest.url, flushAt: 50 });
+  const errors: unknown[] = [];
+  analytics.on('error', (err) => errors.push(err));
+  for (const [name, timestamp] of cases) analytics.track({ messageId: `${name}-${run}`, userId: `ts-${run}`, event: 'Imported', timestamp });
+  await analytics.close();
+  assert.deepEqual(errors, []);
+
+  const ids = cases.map(([name]) => `${name}-${run}`);
+  const got = new Map((await reader.waitFor<Rec>(topics.ingest, (v) => ids.includes(v.messageId), ids.length)).map((v) => [v.messageId, v]));
+  for (const [name, , expected] of cases) assert.equal(got.get(`${name}-${run}`)!.originalTimestamp, expected, name);
+});

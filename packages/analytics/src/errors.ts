@@ -13,7 +13,7 @@ export const ERROR_CODES = {
   MISSING_PREVIOUS_ID: { kind: 'thrown', retriable: false, summary: 'alias without previousId' },
   MISSING_EVENT: { kind: 'thrown', retriable: false, summary: 'track without event' },
   MISSING_GROUP_ID: { kind: 'thrown', retriable: false, summary: 'group without groupId' },
-  INVALID_TIMESTAMP: { kind: 'thrown', retriable: false, summary: 'timestamp is not a valid Date or date string' },
+  INVALID_TIMESTAMP: { kind: 'thrown', retriable: false, summary: 'timestamp is not a Date or date string the server accepts (ISO 8601, or a date with a month or zone name; years 1000–9999)' },
   MESSAGE_TOO_LARGE: { kind: 'thrown', retriable: false, summary: 'the message is over 32 KB as JSON' },
   QUEUE_FULL: { kind: 'thrown', retriable: true, summary: 'maxQueueSize messages are already waiting or in flight' },
   CLIENT_CLOSED: { kind: 'thrown', retriable: false, summary: 'close() was called' },

@@ -1,5 +1,6 @@
 import { AnalyticsError } from './errors.js';
 import type { CallType, JsonObject, Message } from './messages.js';
+import { wireTimestamp } from './timestamps.js';
 
 /**
  * One call → the message to queue, or an AnalyticsError. Pure: the time and the id generator come
@@ -46,10 +47,14 @@ function object(type: CallType, input: JsonObject, field: string): JsonObject | 
 function timestamp(type: CallType, input: JsonObject, now: number): string {
   const v = input.timestamp;
   if (v === undefined || v === null || v === '') return new Date(now).toISOString();
-  // Strings are sent as given (the server parses them leniently and keeps their precision).
-  if (typeof v === 'string' && !Number.isNaN(Date.parse(v))) return v;
-  if (v instanceof Date && !Number.isNaN(v.getTime())) return v.toISOString();
-  throw new AnalyticsError('INVALID_TIMESTAMP', `${type}: timestamp must be a valid Date or ISO 8601 string`, { field: 'timestamp' });
+  const sent = wireTimestamp(v);
+  if (sent !== undefined) return sent;
+  const shown = typeof v === 'string' ? JSON.stringify(v.slice(0, 64)) : v instanceof Date ? '(an invalid or out-of-range Date)' : `(a ${typeof v})`;
+  throw new AnalyticsError(
+    'INVALID_TIMESTAMP',
+    `${type}: timestamp ${shown} is not a time the server accepts; give a Date or an ISO 8601 string such as 2024-03-07T10:00:00Z (years 1000–9999)`,
+    { field: 'timestamp' },
+  );
 }
 
 function required(type: CallType, value: string | undefined, code: 'MISSING_EVENT' | 'MISSING_GROUP_ID' | 'MISSING_PREVIOUS_ID', field: string): string {

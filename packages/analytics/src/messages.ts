@@ -16,7 +16,11 @@ export type Identity = { userId: string; anonymousId?: string } | { userId?: str
 export interface CallFields {
   /** Kept as given; a random UUID otherwise. Receivers drop duplicates by it. */
   messageId?: string;
-  /** When the call happened; now when omitted. Set it to import past data. */
+  /**
+   * When the call happened; now when omitted. Set it to import past data. A Date, or a string:
+   * ISO 8601 (offsets and any fraction digits allowed; no zone means UTC) or a date with a month
+   * or zone name ('March 7, 2024'). Sent as toISOString() gives it; years 1000–9999.
+   */
   timestamp?: Date | string;
   /** Extra facts about the call that are not attributes of the user. */
   context?: JsonObject;
@@ -36,7 +40,7 @@ export type AliasMessage = CallFields & { userId: string; previousId: string; an
 export interface Message {
   type: CallType;
   messageId: string;
-  /** ISO 8601: the caller's string as given, a Date as toISOString(), or now. */
+  /** ISO 8601 as toISOString() gives it (`2024-03-07T10:00:00.000Z`): the caller's time, or now. */
   timestamp: string;
   userId?: string;
   anonymousId?: string;
