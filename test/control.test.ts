@@ -11,11 +11,23 @@ import { ConfigView } from '@switchyard/platform/config-view/config-view';
 import { topicNames } from '@switchyard/platform/kafka/topics';
 import { createLogger } from '@switchyard/platform/logger';
 import { requestJson } from './support/http.js';
+import { PipelineWriter, task } from './support/pipeline-writer.js';
 import { pipelineEnv, setupTopics, startService, type RunningService } from './support/services.js';
 import { testKafka, testStack, uniquePrefix } from './support/stack.js';
 
 const token = `admin-${randomUUID()}`;
 const secret = `s3cr3t-${randomUUID()}`;
+
+/** A /metrics scrape: the sum of a metric's samples whose labels include the given ones. */
+async function scrape(url: string): Promise<(name: string, labels?: Record<string, string>) => number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const samples = [...text.matchAll(/^(\w+)(?:\{(.*)\})? (\S+)$/gm)].map(([, name, labels, value]) => ({
+    name: name!, value: Number(value), labels: Object.fromEntries([...(labels ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!])),
+  }));
+  return (name, labels = {}) => samples
+    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((sum, s) => sum + s.value, 0);
+}
 
 async function openView(prefix: string): Promise<ConfigView> {
   const view = new ConfigView({
@@ -232,6 +244,65 @@ describe('control service: admin API and live configuration', () => {
     const kept = JSON.parse(readFileSync(new URL('../services/control/openapi.json', import.meta.url), 'utf8'));
     assert.deepEqual(served, kept, 'run npm run gen:openapi');
     assert.ok(served.paths['/v1/destinations'].post);
+  });
+
+  it('counts admin writes by resource and result, auth failures, deletion requests and dead-letter replays on /metrics', async () => {
+    const before = await scrape(control.url);
+    // Writes: ok, invalid, conflict, not found.
+    const src = await api('POST', '/v1/sources', { name: 'Metrics' });
+    assert.equal(src.status, 201);
+    assert.equal((await api('PATCH', `/v1/sources/${src.body.id}`, { name: 'Metrics 2' })).status, 200);
+    assert.equal((await api('POST', `/v1/sources/${src.body.id}/write-keys`)).status, 201);
+    assert.equal((await api('POST', '/v1/sources', { id: src.body.id, name: 'Again' })).status, 400);
+    assert.equal((await api('POST', '/v1/sources', { name: '' })).status, 400);
+    const dest = await api('POST', '/v1/destinations', { sourceId: src.body.id, type: 'webhooks', settings: { webhooks: [{ url: 'https://hooks.example.com/metrics' }] } });
+    assert.equal(dest.status, 201);
+    assert.equal((await api('POST', '/v1/destinations', { sourceId: src.body.id, type: 'webhooks', settings: { webhooks: [{ url: 'http://10.0.0.1/' }] } })).status, 400);
+    assert.equal((await api('PATCH', '/v1/destinations/dst_nope', { name: 'x' })).status, 404);
+    // Auth failures: no token, a wrong token (on a write route: not counted as a write).
+    assert.equal((await requestJson('GET', `${control.url}/v1/sources`)).status, 401);
+    assert.equal((await requestJson('POST', `${control.url}/v1/sources`, { token: `${token}-wrong`, body: { name: 'Nope' } })).status, 401);
+    // A deletion request (one source with an enabled destination: one notification) and a bad one.
+    const deletion = await api('POST', '/v1/deletions', { userId: 'metrics-user', sourceIds: [src.body.id] });
+    assert.equal(deletion.status, 202);
+    assert.equal(deletion.body.notifications, 1);
+    assert.equal((await api('POST', '/v1/deletions', { sourceIds: [src.body.id] })).status, 400);
+    // A replay of a dead letter the index holds, with an id it does not, and an empty one.
+    const writer = await new PipelineWriter().start();
+    const dead = task(dest.body.id);
+    try {
+      await writer.raw(topicNames(prefix).deadLetter, dead.taskId, writer.codec.encode('io.switchyard.pipeline.DeadLetter', { reason: 'permanent_status', status: 410, responseExcerpt: 'gone', error: null, failedAt: Date.now(), task: dead }));
+    } finally {
+      await writer.stop();
+    }
+    let letterId: string | undefined;
+    for (const deadline = Date.now() + 10_000; !letterId && Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      letterId = (await api('GET', `/v1/dead-letters?destinationId=${dest.body.id}`)).body.deadLetters[0]?.id;
+    }
+    assert.ok(letterId, 'the dead letter is indexed within 10 s');
+    const replay = await api('POST', '/v1/dead-letters/replay', { ids: [letterId, 'nope'] });
+    assert.deepEqual([replay.status, replay.body.replayed, replay.body.notFound], [202, [letterId], ['nope']]);
+    assert.equal((await api('POST', '/v1/dead-letters/replay', { ids: [] })).status, 400);
+
+    const after = await scrape(control.url);
+    const delta = (name: string, labels: Record<string, string> = {}) => after(name, labels) - before(name, labels);
+    const writes = (resource: string, operation: string, result: string) => delta('control_admin_writes_total', { resource, operation, result });
+    assert.deepEqual({
+      sourceCreateOk: writes('source', 'create', 'ok'), sourceCreateInvalid: writes('source', 'create', 'invalid'), sourceCreateConflict: writes('source', 'create', 'conflict'),
+      sourceUpdateOk: writes('source', 'update', 'ok'), writeKeyCreateOk: writes('write_key', 'create', 'ok'),
+      destinationCreateOk: writes('destination', 'create', 'ok'), destinationCreateInvalid: writes('destination', 'create', 'invalid'), destinationUpdateNotFound: writes('destination', 'update', 'not_found'),
+      allWrites: delta('control_admin_writes_total'),
+    }, {
+      sourceCreateOk: 1, sourceCreateInvalid: 1, sourceCreateConflict: 1, sourceUpdateOk: 1, writeKeyCreateOk: 1,
+      destinationCreateOk: 1, destinationCreateInvalid: 1, destinationUpdateNotFound: 1, allWrites: 8,
+    });
+    assert.deepEqual({
+      authMissing: delta('control_admin_auth_failures_total', { reason: 'missing' }), authInvalid: delta('control_admin_auth_failures_total', { reason: 'invalid' }),
+      deletionOk: delta('control_deletion_requests_total', { result: 'ok' }), deletionInvalid: delta('control_deletion_requests_total', { result: 'invalid' }),
+      notifications: delta('control_deletion_notifications_total'),
+      replayOk: delta('control_dead_letter_replay_requests_total', { result: 'ok' }), replayInvalid: delta('control_dead_letter_replay_requests_total', { result: 'invalid' }),
+      lettersReplayed: delta('control_dead_letter_replay_letters_total', { result: 'replayed' }), lettersNotFound: delta('control_dead_letter_replay_letters_total', { result: 'not_found' }),
+    }, { authMissing: 1, authInvalid: 1, deletionOk: 1, deletionInvalid: 1, notifications: 1, replayOk: 1, replayInvalid: 1, lettersReplayed: 1, lettersNotFound: 1 });
   });
 
   it('restarting the control service and a config consumer loses nothing; the seed is not re-applied', async () => {

@@ -7,10 +7,13 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { AvroRecordTypes } from '@switchyard/platform/codec/avro-codec';
+import { topicNames } from '@switchyard/platform/kafka/topics';
 import { SseParser } from '../services/control/debugger/feed.js';
 import { repoRoot } from '../tools/stack/paths.js';
 import { makeDestination, makeSource, writeConfig } from './support/config.js';
 import { requestJson } from './support/http.js';
+import { PipelineWriter, event, type EventName } from './support/pipeline-writer.js';
 import { startReceiver, type Receiver } from './support/receiver.js';
 import { pipelineEnv, setupTopics, startService, type RunningService } from './support/services.js';
 import { uniquePrefix } from './support/stack.js';
@@ -169,6 +172,26 @@ describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? fa
     await page.locator('#feed button').first().focus();
     await page.keyboard.press('ArrowDown');
     assert.equal(await page.evaluate('document.activeElement?.closest("li")?.previousElementSibling !== null'), true);
+  });
+
+  it('calls that arrive out of receivedAt order are listed newest first by receivedAt, each in its place', async () => {
+    // Written straight to the ingest topic (as a direct producer may) in an order their receivedAt
+    // does not follow, as when partitions are read one after another: the issue's .879, .874, .865,
+    // .883, .851, then one received an hour ago, older than every call already shown.
+    const base = Date.now();
+    // Readable names: the README's screenshot comes from this suite.
+    const sent: Array<[string, number]> = [['Cart Viewed', 28], ['Coupon Applied', 23], ['Product Viewed', 14], ['Shipping Info Entered', 32], ['Products Searched', 0], ['Wishlist Opened', -3_600_000]];
+    const calls = sent.map(([name, ms]) => event('io.switchyard.event.Track', { sourceId: source.id, userId: 'lin', event: name, properties: null, timestamp: base + ms, receivedAt: base + ms }));
+    const writer = await new PipelineWriter().start();
+    try {
+      await writer.events(topicNames(prefix).ingest, ...calls.map((c) => ['io.switchyard.event.Track', c] as [EventName, AvroRecordTypes[EventName]]));
+    } finally {
+      await writer.stop();
+    }
+    for (const c of calls) await row(c.messageId).waitFor({ timeout: 5000 });
+    const names = await page.locator('#feed .call .name').allTextContents();
+    assert.deepEqual(names.slice(0, 5), ['Shipping Info Entered', 'Cart Viewed', 'Coupon Applied', 'Product Viewed', 'Products Searched'], 'the newest received first, above the calls shown before');
+    assert.equal(names.at(-1), 'Wishlist Opened', 'one received before every shown call goes last');
   });
 
   it('a call whose receiver answered 503 then 200 shows both attempts and ends delivered', async () => {

@@ -298,7 +298,7 @@ describe('alert runbooks and the dashboard', () => {
   it('the dashboard has a row per hop, is templated by destination, and uses its data source variable', () => {
     assert.equal(dashboard.uid, 'switchyard');
     const rows = dashboard.panels.filter((p) => p.type === 'row').map((p) => p.title);
-    for (const hop of ['Ingest', 'Fan-out', 'Delivery', 'End to end', 'Trace and usage']) assert.ok(rows.some((r) => r.startsWith(hop)), `a ${hop} row`);
+    for (const hop of ['Ingest', 'Fan-out', 'Delivery', 'End to end', 'Trace and usage', 'Control']) assert.ok(rows.some((r) => r.startsWith(hop)), `a ${hop} row`);
     const vars = dashboard.templating.list.map((v) => v.name);
     assert.ok(vars.includes('destination') && vars.includes('source') && vars.includes('datasource'));
     for (const p of dashboard.panels.filter((x) => x.type !== 'row')) {
@@ -306,7 +306,7 @@ describe('alert runbooks and the dashboard', () => {
       assert.ok(p.targets?.length, `panel "${p.title}" has a query`);
     }
     const titles = dashboard.panels.map((p) => p.title.toLowerCase());
-    for (const t of ['attempts by status', 'request latency', 'in flight', 'retries per tier', 'dead letters by reason', 'end-to-end latency', 'circuit breakers', 'consumer lag (ingest topic)', 'filtered and invalid', 'errors', 'usage by source', 'usage per day', 'attempt records', 'trace index']) {
+    for (const t of ['attempts by status', 'request latency', 'in flight', 'retries per tier', 'dead letters by reason', 'end-to-end latency', 'circuit breakers', 'consumer lag (ingest topic)', 'filtered and invalid', 'errors', 'usage by source', 'usage per day', 'attempt records', 'trace index', 'admin writes', 'auth failures', 'deletion requests and dead-letter replays']) {
       assert.ok(titles.some((x) => x.includes(t)), `a "${t}" panel`);
     }
   });
@@ -380,7 +380,7 @@ describe('every metric the dashboard and the alert rules query is exported by a 
   after(async () => { await Promise.all(running.map((s) => s.stop())); });
 
   it('the services export their hop metrics', () => {
-    for (const n of ['ingest_http_requests_total', 'fanout_consumer_lag', 'delivery_attempts_total', 'delivery_end_to_end_seconds_bucket', 'process_cpu_seconds_total']) assert.ok(exported.has(n), n);
+    for (const n of ['ingest_http_requests_total', 'fanout_consumer_lag', 'delivery_attempts_total', 'delivery_end_to_end_seconds_bucket', 'control_admin_writes_total', 'process_cpu_seconds_total']) assert.ok(exported.has(n), n);
   });
 
   it('every queried name is exported (up is Prometheus\' own)', () => {

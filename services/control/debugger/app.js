@@ -1,7 +1,7 @@
 // The debugger page: sign in with the admin token, pick a source, watch its calls arrive live,
 // open one to see its JSON and its deliveries, replay dead letters. Plain DOM, no framework, no
 // build step; every value from the server is written with textContent, never as HTML.
-import { SseParser, hasAttemptSince, matchesFilter, pushNewest, traceIsFinal, userLabel } from './feed.js';
+import { SseParser, hasAttemptSince, insertByReceivedAt, matchesFilter, traceIsFinal, userLabel } from './feed.js';
 
 /** Calls kept on the page (and held while paused); older ones fall off. */
 const MAX_CALLS = 500;
@@ -30,8 +30,8 @@ const el = {
 /** @typedef {import('./feed.js').LiveCall & { seq: number }} Call */
 const state = {
   /** @type {string | null} */ token: null,
-  /** @type {Call[]} newest first */ calls: [],
-  /** @type {Call[]} arrived while paused, newest first */ held: [],
+  /** @type {Call[]} newest first by receivedAt */ calls: [],
+  /** @type {Call[]} arrived while paused, newest first by receivedAt */ held: [],
   paused: false,
   seq: 0,
   /** @type {AbortController | null} */ stream: null,
@@ -200,14 +200,25 @@ function currentFilter() {
 function addCall(call) {
   const entry = { ...call, seq: ++state.seq };
   if (state.paused) {
-    pushNewest(state.held, entry, MAX_CALLS);
+    insertByReceivedAt(state.held, entry, MAX_CALLS);
     setStatus('paused', pausedText());
     return;
   }
-  const removed = pushNewest(state.calls, entry, MAX_CALLS);
+  const { index, removed } = insertByReceivedAt(state.calls, entry, MAX_CALLS);
   for (const old of removed) el.feed.querySelector(`[data-seq="${old.seq}"]`)?.remove();
-  if (matchesFilter(entry, currentFilter())) el.feed.prepend(callRow(entry));
+  const filter = currentFilter();
+  // A late arrival goes in its place by receivedAt: before the row of the next older call shown.
+  if (index >= 0 && matchesFilter(entry, filter)) el.feed.insertBefore(callRow(entry), nextShownRow(index, filter));
   updateFeedMeta();
+}
+
+/** The row of the first call older than state.calls[index] that the filter shows; null: none (the row goes last). */
+function nextShownRow(index, filter) {
+  for (let i = index + 1; i < state.calls.length; i++) {
+    const call = state.calls[i];
+    if (matchesFilter(call, filter)) return el.feed.querySelector(`[data-seq="${call.seq}"]`);
+  }
+  return null;
 }
 
 function pausedText() {
@@ -260,7 +271,7 @@ el.pause.addEventListener('click', () => {
   if (state.paused) {
     setStatus('paused', pausedText());
   } else {
-    for (const call of state.held.reverse()) pushNewest(state.calls, call, MAX_CALLS);
+    for (const call of state.held) insertByReceivedAt(state.calls, call, MAX_CALLS);
     state.held = [];
     renderFeed();
     setStatus('live', 'Live: calls appear as they arrive.');

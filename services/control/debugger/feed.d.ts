@@ -10,7 +10,7 @@ export interface LiveCall {
 }
 export interface Filter { type: string; name: string; user: string }
 export declare function matchesFilter(call: LiveCall, filter: Filter): boolean;
-export declare function pushNewest<T>(list: T[], item: T, max: number): T[];
+export declare function insertByReceivedAt<T extends { receivedAt: string }>(list: T[], item: T, max: number): { index: number; removed: T[] };
 export declare const FINAL_STATES: Set<string>;
 export declare function traceIsFinal(trace: { destinations: Array<{ state: string }> } | null): boolean;
 export declare function userLabel(call: Pick<LiveCall, 'userId' | 'anonymousId'>): string;

@@ -1,6 +1,7 @@
 // Pure pieces of the debugger page, kept apart from the DOM code so they can be unit-tested in
 // Node (services/control/src/debugger-feed.test.ts): reading a Server-Sent Events stream, the
-// feed's filter, the bounded newest-first list, and what counts as a final delivery state.
+// feed's filter, the bounded list kept newest first by receivedAt, and what counts as a final
+// delivery state.
 
 /**
  * Incremental Server-Sent Events parser (the WHATWG event-stream format): feed it text chunks as
@@ -72,17 +73,37 @@ export function matchesFilter(call, filter) {
 }
 
 /**
- * Adds an item at the front of a newest-first list, keeping at most `max`; returns the removed
- * (oldest) items so the caller can drop their rows.
- * @template T
+ * Inserts a call into a list kept newest first by `receivedAt`, at its place: calls arrive in
+ * the order the ingest topic's partitions are read, not in the order ingest received them (five
+ * calls sent within 35 ms can arrive as .879, .874, .865, .883, .851). Among equal times the later
+ * arrival goes first. Keeps at most `max`: the oldest by receivedAt fall off — the new call itself
+ * when the list is full of newer ones. Returns the call's index (-1 when it fell off) and the
+ * removed calls, so the caller can place its row and drop theirs.
+ * @template {{ receivedAt: string }} T
  * @param {T[]} list
  * @param {T} item
  * @param {number} max
- * @returns {T[]}
+ * @returns {{ index: number, removed: T[] }}
  */
-export function pushNewest(list, item, max) {
-  list.unshift(item);
-  return list.length > max ? list.splice(max) : [];
+export function insertByReceivedAt(list, item, max) {
+  const at = receivedTime(item);
+  // Binary search for the first call received at or before this one (the list is sorted).
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (receivedTime(/** @type {T} */ (list[mid])) > at) lo = mid + 1;
+    else hi = mid;
+  }
+  list.splice(lo, 0, item);
+  const removed = list.length > max ? list.splice(max) : [];
+  return { index: lo < max ? lo : -1, removed };
+}
+
+/** receivedAt in ms; a call without a readable time sorts as the oldest. @param {{ receivedAt: string }} item */
+function receivedTime(item) {
+  const t = Date.parse(item.receivedAt);
+  return Number.isNaN(t) ? -Infinity : t;
 }
 
 /** Delivery states after which nothing more will happen to a message on its own. */

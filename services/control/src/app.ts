@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { countAdminRequests } from './admin-metrics.js';
 import { requireBearerToken } from './auth.js';
 import type { ControlDeps } from './control-deps.js';
 import { openApiDocument } from './openapi.js';
@@ -14,7 +15,9 @@ import { usageRoutes } from './routes/usage.js';
 
 /** Adds the admin API to the service's server. */
 export function registerAdminApi(app: FastifyInstance, deps: ControlDeps, adminToken: string): void {
-  requireBearerToken(app, adminToken);
+  requireBearerToken(app, adminToken, (reason) => deps.metrics.authFailures.inc({ reason }));
+  // Before the routes: it checks each route as it is added.
+  countAdminRequests(app, deps.metrics);
   const openapi = openApiDocument();
   app.get('/openapi.json', async () => openapi);
   debuggerRoutes(app);

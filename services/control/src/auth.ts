@@ -10,8 +10,9 @@ import { ApiError } from './api-error.js';
  * Which routes are guarded is decided by the route that matched, not by the URL as sent: the
  * router decodes percent-escapes, so `/%761/sources` reaches the /v1/sources handler while its
  * raw URL does not start with /v1/. Unmatched /v1 URLs are guarded too (no route enumeration).
+ * `onRefused` hears of each refusal: `missing` (no Bearer token) or `invalid` (a wrong one).
  */
-export function requireBearerToken(app: FastifyInstance, token: string): void {
+export function requireBearerToken(app: FastifyInstance, token: string, onRefused: (reason: 'missing' | 'invalid') => void = () => {}): void {
   const expected = createHash('sha256').update(token).digest();
   app.addHook('onRequest', async (req) => {
     const route = req.routeOptions.url;
@@ -20,6 +21,7 @@ export function requireBearerToken(app: FastifyInstance, token: string): void {
     const match = /^Bearer\s+(.+)$/i.exec(header);
     const given = createHash('sha256').update(match?.[1]?.trim() ?? '').digest();
     if (!match || !timingSafeEqual(given, expected)) {
+      onRefused(match ? 'invalid' : 'missing');
       throw new ApiError(401, 'UNAUTHORIZED', match ? 'the admin token is not valid' : 'missing Authorization: Bearer <admin token>');
     }
   });

@@ -1,3 +1,4 @@
+import type { AdminMetrics } from './admin-metrics.js';
 import type { ConfigView } from '@switchyard/platform/config-view/config-view';
 import type { destinationSchemas } from './api-schemas.js';
 import type { ConfigStore } from './config-store.js';
@@ -28,4 +29,6 @@ export interface ControlDeps {
   usage: UsageTotals;
   /** The debugger's live feed of each source's calls. */
   live: LiveTail;
+  /** The admin API's counters (requests are counted by a hook; routes add what only they know). */
+  metrics: AdminMetrics;
 }

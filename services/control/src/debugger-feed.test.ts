@@ -2,7 +2,7 @@
 // browser loads as is).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { SseParser, hasAttemptSince, matchesFilter, pushNewest, traceIsFinal, userLabel, type LiveCall } from '../debugger/feed.js';
+import { SseParser, hasAttemptSince, insertByReceivedAt, matchesFilter, traceIsFinal, userLabel, type LiveCall } from '../debugger/feed.js';
 
 const call = (overrides: Partial<LiveCall>): LiveCall => ({
   messageId: 'm', type: 'track', name: 'Order Completed', userId: 'user-42', anonymousId: 'anon-7',
@@ -51,11 +51,40 @@ describe('debugger page: filter', () => {
 });
 
 describe('debugger page: list, states, labels', () => {
-  it('pushNewest keeps the newest first and returns what fell off', () => {
-    const list = [2, 1];
-    assert.deepEqual(pushNewest(list, 3, 3), []);
-    assert.deepEqual(pushNewest(list, 4, 3), [1]);
-    assert.deepEqual(list, [4, 3, 2]);
+  const at = (ms: string, id = ms) => ({ id, receivedAt: `2025-01-01T10:00:36.${ms}Z` });
+  const ids = (list: Array<{ id: string }>) => list.map((c) => c.id);
+
+  it('keeps the list newest first by receivedAt whatever the arrival order, inserting late arrivals in place', () => {
+    // Five calls sent within 35 ms, in the order they arrived across partitions.
+    const list: Array<ReturnType<typeof at>> = [];
+    const placed = ['879', '874', '865', '883', '851'].map((ms) => insertByReceivedAt(list, at(ms), 10));
+    assert.deepEqual(ids(list), ['883', '879', '874', '865', '851']);
+    assert.deepEqual(placed, [{ index: 0, removed: [] }, { index: 1, removed: [] }, { index: 2, removed: [] }, { index: 0, removed: [] }, { index: 4, removed: [] }]);
+  });
+
+  it('among calls received in the same millisecond, the later arrival goes first', () => {
+    const list = [at('500', 'a')];
+    insertByReceivedAt(list, at('500', 'b'), 10);
+    insertByReceivedAt(list, at('400', 'c'), 10);
+    insertByReceivedAt(list, at('500', 'd'), 10);
+    assert.deepEqual(ids(list), ['d', 'b', 'a', 'c']);
+  });
+
+  it('when full, drops the oldest by receivedAt: a late arrival older than every kept call falls off at once', () => {
+    const list = [at('300'), at('200'), at('100')];
+    assert.deepEqual(insertByReceivedAt(list, at('250'), 3), { index: 1, removed: [at('100')] });
+    assert.deepEqual(ids(list), ['300', '250', '200']);
+    assert.deepEqual(insertByReceivedAt(list, at('150'), 3), { index: -1, removed: [at('150')] });
+    assert.deepEqual(ids(list), ['300', '250', '200']);
+    assert.deepEqual(insertByReceivedAt(list, at('900'), 3), { index: 0, removed: [at('200')] });
+    assert.deepEqual(ids(list), ['900', '300', '250']);
+  });
+
+  it('a call without a readable receivedAt sorts as the oldest', () => {
+    const list = [at('100')];
+    insertByReceivedAt(list, { id: 'bad', receivedAt: 'not a time' }, 10);
+    insertByReceivedAt(list, at('050'), 10);
+    assert.deepEqual(ids(list), ['100', '050', 'bad']);
   });
 
   it('a trace is final only when every destination is delivered, dead-lettered or filtered', () => {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { LiveBuffer } from './live-buffer.js';
 
 describe('LiveBuffer', () => {
-  it('hands over everything pending, oldest first', () => {
+  it('hands over everything pending, in arrival order', () => {
     const b = new LiveBuffer<number>(3);
     b.push(1);
     b.push(2);
@@ -18,6 +18,13 @@ describe('LiveBuffer', () => {
     assert.deepEqual(b.take(), { items: [4, 5], dropped: 3 });
     b.push(6);
     assert.deepEqual(b.take(), { items: [6], dropped: 0 });
+  });
+
+  it('with a time, when full, drops the oldest by that time rather than the first to arrive; hands over in arrival order', () => {
+    // receivedAt of calls that reached the consumer out of order (partitions are read one after another).
+    const b = new LiveBuffer<{ receivedAt: number }>(3, (c) => c.receivedAt);
+    for (const receivedAt of [879, 874, 865, 883, 851]) b.push({ receivedAt });
+    assert.deepEqual(b.take(), { items: [{ receivedAt: 879 }, { receivedAt: 874 }, { receivedAt: 883 }], dropped: 2 });
   });
 
   it('refuses a capacity that is not a positive integer', () => {

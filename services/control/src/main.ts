@@ -16,6 +16,7 @@ import { MessageTraceIndex } from './message-trace-index.js';
 import { UsageIndex } from './usage-index.js';
 import { LiveTail } from './live-tail.js';
 import { registerIndexMetrics } from './index-metrics.js';
+import { adminMetrics } from './admin-metrics.js';
 
 const configSchema = z.object({
   ...commonEnv,
@@ -64,6 +65,7 @@ runMain('control', async () => {
     traces,
     usage: usage.totals,
     live,
+    metrics: adminMetrics(runtime.metrics),
   };
   registerAdminApi(runtime.server, deps, config.SWITCHYARD_ADMIN_TOKEN);
   await runtime.listen(config.HOST, config.CONTROL_PORT);

@@ -7,6 +7,7 @@ import { snakeCase } from '@switchyard/platform/audiences/snake-case';
 import type { Audience, ComputedTrait } from '@switchyard/platform/config-view/config-state';
 import { ApiError, notFound } from '../api-error.js';
 import { parseBody } from '../api-schemas.js';
+import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
 import { change } from '../config-store.js';
 
@@ -48,7 +49,7 @@ export function audienceRoutes(app: FastifyInstance, { view, store, clock }: Con
     || view.state.computedTraits().some((t) => t.sourceId === sourceId && snakeCase(t.name) === property);
   const requireSource = (id: string) => { if (!view.state.source(id)) throw new ApiError(400, 'UNKNOWN_SOURCE', `no source ${JSON.stringify(id)}`, 'sourceId'); };
 
-  app.post('/v1/audiences', async (req, reply) => {
+  app.post('/v1/audiences', counted.write('audience', 'create'), async (req, reply) => {
     const body = parseBody(audienceCreate, req.body);
     requireSource(body.sourceId);
     if (propertyTaken(body.sourceId, snakeCase(body.name))) throw new ApiError(400, 'DUPLICATE_PROPERTY', `the source already has a property ${snakeCase(body.name)}`, 'name');
@@ -61,20 +62,20 @@ export function audienceRoutes(app: FastifyInstance, { view, store, clock }: Con
     audiences: view.state.audiences().filter((a) => !req.query.sourceId || a.sourceId === req.query.sourceId).map(audienceView),
   }));
   app.get<IdParams>('/v1/audiences/:id', async (req) => audienceView(view.state.audience(req.params.id) ?? (() => { throw notFound('audience', req.params.id); })()));
-  app.patch<IdParams>('/v1/audiences/:id', async (req) => {
+  app.patch<IdParams>('/v1/audiences/:id', counted.write('audience', 'update'), async (req) => {
     const current = view.state.audience(req.params.id) ?? (() => { throw notFound('audience', req.params.id); })();
     const body = parseBody(audiencePatch, req.body);
     const next: Audience = { ...current, condition: validCondition(body.condition), updatedAt: clock() };
     await store.write(change.putAudience(next));
     return audienceView(next);
   });
-  app.delete<IdParams>('/v1/audiences/:id', async (req, reply) => {
+  app.delete<IdParams>('/v1/audiences/:id', counted.write('audience', 'delete'), async (req, reply) => {
     if (!view.state.audience(req.params.id)) throw notFound('audience', req.params.id);
     await store.write(change.deleteAudience(req.params.id));
     return reply.code(204).send();
   });
 
-  app.post('/v1/computed-traits', async (req, reply) => {
+  app.post('/v1/computed-traits', counted.write('computed_trait', 'create'), async (req, reply) => {
     const body = parseBody(computedTraitCreate, req.body);
     requireSource(body.sourceId);
     if (propertyTaken(body.sourceId, snakeCase(body.name))) throw new ApiError(400, 'DUPLICATE_PROPERTY', `the source already has a property ${snakeCase(body.name)}`, 'name');
@@ -89,7 +90,7 @@ export function audienceRoutes(app: FastifyInstance, { view, store, clock }: Con
     computedTraits: view.state.computedTraits().filter((t) => !req.query.sourceId || t.sourceId === req.query.sourceId).map(traitView),
   }));
   app.get<IdParams>('/v1/computed-traits/:id', async (req) => traitView(view.state.computedTrait(req.params.id) ?? (() => { throw notFound('computed trait', req.params.id); })()));
-  app.delete<IdParams>('/v1/computed-traits/:id', async (req, reply) => {
+  app.delete<IdParams>('/v1/computed-traits/:id', counted.write('computed_trait', 'delete'), async (req, reply) => {
     if (!view.state.computedTrait(req.params.id)) throw notFound('computed trait', req.params.id);
     await store.write(change.deleteComputedTrait(req.params.id));
     return reply.code(204).send();

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { ApiError } from '../api-error.js';
 import { parseBody } from '../api-schemas.js';
+import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
 import type { IndexedDeadLetter } from '../dead-letter-index.js';
 
@@ -24,7 +25,7 @@ function view({ id, letter, replayedAt }: IndexedDeadLetter) {
 }
 
 /** Dead letters: list and inspect them, and replay chosen ones as fresh delivery tasks. */
-export function deadLetterRoutes(app: FastifyInstance, { deadLetters, events, clock }: ControlDeps): void {
+export function deadLetterRoutes(app: FastifyInstance, { deadLetters, events, clock, metrics }: ControlDeps): void {
   app.get('/v1/dead-letters', async (req) => {
     const q = parseBody(deadLetterQuery, req.query);
     const { items, total } = deadLetters.query({ destinationId: q.destinationId, reason: q.reason, since: q.since ? Date.parse(q.since) : undefined, limit: q.limit });
@@ -37,7 +38,7 @@ export function deadLetterRoutes(app: FastifyInstance, { deadLetters, events, cl
     return { ...view(entry), body: entry.letter.task.body };
   });
 
-  app.post('/v1/dead-letters/replay', async (req, reply) => {
+  app.post('/v1/dead-letters/replay', counted.replay, async (req, reply) => {
     const { ids } = parseBody(replayRequest, req.body);
     const now = clock();
     const found = [...new Set(ids)].map((id) => deadLetters.get(id)).filter((e): e is IndexedDeadLetter => e !== undefined);
@@ -48,6 +49,9 @@ export function deadLetterRoutes(app: FastifyInstance, { deadLetters, events, cl
     await events.writeTasks(tasks);
     for (const { id } of found) deadLetters.markReplayed(id, now);
     const replayed = new Set(found.map((e) => e.id));
-    return reply.code(202).send({ replayed: [...replayed], notFound: ids.filter((id) => !replayed.has(id)) });
+    const notFound = ids.filter((id) => !replayed.has(id));
+    metrics.replayLetters.inc({ result: 'replayed' }, replayed.size);
+    metrics.replayLetters.inc({ result: 'not_found' }, notFound.length);
+    return reply.code(202).send({ replayed: [...replayed], notFound });
   });
 }

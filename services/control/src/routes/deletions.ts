@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Delete } from '@switchyard/platform/schemas/generated';
 import { ApiError } from '../api-error.js';
 import { parseBody } from '../api-schemas.js';
+import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
 
 export const deletionRequest = z.strictObject({
@@ -16,8 +17,8 @@ export const deletionRequest = z.strictObject({
  * named ones, or every source — that has an enabled webhooks destination. Each is written to the
  * ingest topic like any call, so it is fanned out, delivered, retried and dead-lettered the usual way.
  */
-export function deletionRoutes(app: FastifyInstance, { view, clock, events }: ControlDeps): void {
-  app.post('/v1/deletions', async (req, reply) => {
+export function deletionRoutes(app: FastifyInstance, { view, clock, events, metrics }: ControlDeps): void {
+  app.post('/v1/deletions', counted.deletion, async (req, reply) => {
     const body = parseBody(deletionRequest, req.body);
     for (const id of body.sourceIds ?? []) {
       if (!view.state.source(id)) throw new ApiError(400, 'UNKNOWN_SOURCE', `no source ${JSON.stringify(id)}`, 'sourceIds');
@@ -31,6 +32,7 @@ export function deletionRoutes(app: FastifyInstance, { view, clock, events }: Co
       timestamp: now, originalTimestamp: null, sentAt: null, receivedAt: now, context: null, integrations: null,
     }));
     await events.writeDeletes(notifications);
+    metrics.deletionNotifications.inc(notifications.length);
     return reply.code(202).send({ requestId, userId: body.userId, notifications: notifications.length, sourceIds: affected });
   });
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Destination } from '@switchyard/platform/config-view/config-state';
 import { ApiError, notFound } from '../api-error.js';
 import { parseBody } from '../api-schemas.js';
+import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
 import { change } from '../config-store.js';
 import { newDestinationId } from '../ids.js';
@@ -12,7 +13,7 @@ type IdParams = { Params: { id: string } };
 export function destinationRoutes(app: FastifyInstance, { view, store, clock, destinationSchemas }: ControlDeps): void {
   const find = (id: string): Destination => view.state.destination(id) ?? (() => { throw notFound('destination', id); })();
 
-  app.post('/v1/destinations', async (req, reply) => {
+  app.post('/v1/destinations', counted.write('destination', 'create'), async (req, reply) => {
     const body = parseBody(destinationSchemas.create, req.body);
     if (!view.state.source(body.sourceId)) throw new ApiError(400, 'UNKNOWN_SOURCE', `no source ${JSON.stringify(body.sourceId)}`, 'sourceId');
     const now = clock();
@@ -33,7 +34,7 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
 
   app.get<IdParams>('/v1/destinations/:id', async (req) => destinationView(find(req.params.id)));
 
-  app.patch<IdParams>('/v1/destinations/:id', async (req) => {
+  app.patch<IdParams>('/v1/destinations/:id', counted.write('destination', 'update'), async (req) => {
     const current = find(req.params.id);
     const body = parseBody(destinationSchemas.patch, req.body);
     const next: Destination = {
@@ -48,7 +49,7 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
     return destinationView(next);
   });
 
-  app.delete<IdParams>('/v1/destinations/:id', async (req, reply) => {
+  app.delete<IdParams>('/v1/destinations/:id', counted.write('destination', 'delete'), async (req, reply) => {
     await store.write(change.deleteDestination(find(req.params.id).id));
     return reply.code(204).send();
   });

@@ -24,7 +24,8 @@ export function liveRoutes(app: FastifyInstance, { view, live }: ControlDeps, op
     if (!source) throw notFound('source', req.params.id);
 
     const res = reply.raw;
-    const buffer = new LiveBuffer<LiveCall>(LIVE_BUFFER_CALLS);
+    // A slow client loses the calls received first, as the page's own list would.
+    const buffer = new LiveBuffer<LiveCall>(LIVE_BUFFER_CALLS, (call) => Date.parse(call.receivedAt));
     let waitingForDrain = false;
     let closed = false;
 

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Source } from '@switchyard/platform/config-view/config-state';
 import { ApiError, notFound } from '../api-error.js';
 import { parseBody, sourceCreate, sourcePatch } from '../api-schemas.js';
+import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
 import { change } from '../config-store.js';
 import { newSourceId, newWriteKey } from '../ids.js';
@@ -12,7 +13,7 @@ type IdParams = { Params: { id: string } };
 export function sourceRoutes(app: FastifyInstance, { view, store, clock }: ControlDeps): void {
   const find = (id: string): Source => view.state.source(id) ?? (() => { throw notFound('source', id); })();
 
-  app.post('/v1/sources', async (req, reply) => {
+  app.post('/v1/sources', counted.write('source', 'create'), async (req, reply) => {
     const body = parseBody(sourceCreate, req.body);
     if (body.id && view.state.source(body.id)) throw new ApiError(400, 'DUPLICATE_ID', `source ${body.id} exists`, 'id');
     const now = clock();
@@ -25,7 +26,7 @@ export function sourceRoutes(app: FastifyInstance, { view, store, clock }: Contr
 
   app.get<IdParams>('/v1/sources/:id', async (req) => sourceView(find(req.params.id)));
 
-  app.patch<IdParams>('/v1/sources/:id', async (req) => {
+  app.patch<IdParams>('/v1/sources/:id', counted.write('source', 'update'), async (req) => {
     const current = find(req.params.id);
     const body = parseBody(sourcePatch, req.body);
     const next: Source = { ...current, name: body.name ?? current.name, enabled: body.enabled ?? current.enabled, updatedAt: clock() };
@@ -33,7 +34,7 @@ export function sourceRoutes(app: FastifyInstance, { view, store, clock }: Contr
     return sourceView(next);
   });
 
-  app.delete<IdParams>('/v1/sources/:id', async (req, reply) => {
+  app.delete<IdParams>('/v1/sources/:id', counted.write('source', 'delete'), async (req, reply) => {
     const current = find(req.params.id);
     // A source's destinations go with it: nothing could reach them any more.
     const destinations = view.state.destinationsOfSource(current.id);
@@ -41,7 +42,7 @@ export function sourceRoutes(app: FastifyInstance, { view, store, clock }: Contr
     return reply.code(204).send();
   });
 
-  app.post<IdParams>('/v1/sources/:id/write-keys', async (req, reply) => {
+  app.post<IdParams>('/v1/sources/:id/write-keys', counted.write('write_key', 'create'), async (req, reply) => {
     const current = find(req.params.id);
     const writeKey = newWriteKey();
     const next: Source = { ...current, writeKeys: [...current.writeKeys, writeKey], updatedAt: clock() };
@@ -49,7 +50,7 @@ export function sourceRoutes(app: FastifyInstance, { view, store, clock }: Contr
     return reply.code(201).send({ writeKey, source: sourceView(next) });
   });
 
-  app.delete<{ Params: { id: string; key: string } }>('/v1/sources/:id/write-keys/:key', async (req) => {
+  app.delete<{ Params: { id: string; key: string } }>('/v1/sources/:id/write-keys/:key', counted.write('write_key', 'delete'), async (req) => {
     const current = find(req.params.id);
     if (!current.writeKeys.includes(req.params.key)) throw notFound('write key', '(given)');
     const next: Source = { ...current, writeKeys: current.writeKeys.filter((k) => k !== req.params.key), updatedAt: clock() };
