@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { callFieldsViolation, MAX_MESSAGE_BYTES, sizeViolation, type CallFields } from './call-rules.js';
+import { callFieldsViolation, MAX_CALL_TIME, MAX_MESSAGE_BYTES, MIN_CALL_TIME, sizeViolation, timeViolation, type CallFields } from './call-rules.js';
 
 describe('call rules: the fields a call needs, shared by ingest and fan-out', () => {
   const u = { userId: 'u', anonymousId: null };
@@ -28,6 +28,11 @@ describe('call rules: the fields a call needs, shared by ingest and fan-out', ()
       if (got) assert.ok(got.message.length > 0);
     });
   }
+
+  it('times within the years 1000–9999 are kept, historical ones included', () => {
+    for (const ms of [MIN_CALL_TIME, 0, -1, Date.UTC(1850, 0, 1), Date.now(), MAX_CALL_TIME]) assert.equal(timeViolation('timestamp', ms), null, String(ms));
+    for (const ms of [MIN_CALL_TIME - 1, MAX_CALL_TIME + 1, Number.MAX_SAFE_INTEGER, -8.64e15 - 1]) assert.equal(timeViolation('timestamp', ms)?.reason, 'invalid_timestamp', String(ms));
+  });
 
   it('32 KB is allowed, one byte more is not', () => {
     assert.equal(sizeViolation(MAX_MESSAGE_BYTES), null);

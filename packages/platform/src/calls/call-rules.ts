@@ -55,6 +55,15 @@ export function callFieldsViolation(call: CallFields): RuleViolation | null {
   return null;
 }
 
+/** Times of a call (epoch ms) outside the years 1000–9999 are typos or overflow, not historical imports. */
+export const MIN_CALL_TIME = Date.UTC(1000, 0, 1);
+export const MAX_CALL_TIME = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
+/** A time outside the years 1000–9999, or null. */
+export function timeViolation(field: string, ms: number): RuleViolation | null {
+  return ms >= MIN_CALL_TIME && ms <= MAX_CALL_TIME ? null : { reason: 'invalid_timestamp', message: `${field} ${ms} is outside the years 1000–9999` };
+}
+
 /** Over 32 KB, or null. */
 export function sizeViolation(bytes: number): RuleViolation | null {
   return bytes > MAX_MESSAGE_BYTES ? { reason: 'message_too_large', message: `the call is ${bytes} bytes; the limit is ${MAX_MESSAGE_BYTES}` } : null;
