@@ -11,7 +11,9 @@
 // - key: `<sourceId>:<userId or anonymousId>` (UTF-8), partitioned with murmur2 (Java's and
 //   kafkajs' default), so one user's calls stay in order with the ones that come over HTTP;
 // - free-form objects (properties, traits, context, integrations) are JSON text;
-// - times are epoch milliseconds; set receivedAt and timestamp (no skew correction happens here).
+// - times are epoch milliseconds; set receivedAt and timestamp (no skew correction happens here);
+// - the rules of the HTTP API apply (userId or anonymousId, track event, at most 32 KB, …): fan-out
+//   checks them and moves a record that breaks one to the invalid-events topic with the reason.
 // This file uses kafkajs and the registry client directly, as an application would.
 import { randomUUID } from 'node:crypto';
 import { SchemaRegistry } from '@kafkajs/confluent-schema-registry';

@@ -60,8 +60,8 @@ describe('fan-out: ingest topic to delivery tasks', () => {
     add('io.switchyard.event.Track', track, { version: 1, type: 'track', messageId: track.messageId, userId: 'user-1', event: 'Order Completed', properties: { revenue: 9.99, note: 'café ☕' }, timestamp: '2026-11-22T10:00:00.123Z' });
     const page = event('io.switchyard.event.Page', { sourceId: src, name: 'Pricing', category: 'Docs', properties: JSON.stringify({ path: '/pricing', referrer: 'https://a.test/', title: 'Pricing', url: 'https://x.test/pricing', extra: 1 }) });
     add('io.switchyard.event.Page', page, { version: 1, type: 'page', messageId: page.messageId, userId: 'user-1', properties: { path: '/pricing', referrer: 'https://a.test/', title: 'Pricing', url: 'https://x.test/pricing', extra: 1 }, name: 'Pricing', category: 'Docs', timestamp: '2026-11-22T10:00:00.123Z' });
-    const screen = event('io.switchyard.event.Screen', { sourceId: src, name: 'Home', category: null, properties: null, context: ctx });
-    add('io.switchyard.event.Screen', screen, { version: 1, type: 'screen', messageId: screen.messageId, userId: 'user-1', name: 'Home', timestamp: '2026-11-22T10:00:00.123Z', context: JSON.parse(ctx) });
+    const screen = event('io.switchyard.event.Screen', { sourceId: src, name: 'Home', category: 'Feed', properties: JSON.stringify({ tab: 'feed' }), context: ctx });
+    add('io.switchyard.event.Screen', screen, { version: 1, type: 'screen', messageId: screen.messageId, userId: 'user-1', properties: { tab: 'feed' }, name: 'Home', category: 'Feed', timestamp: '2026-11-22T10:00:00.123Z', context: JSON.parse(ctx) });
     const identify = event('io.switchyard.event.Identify', { sourceId: src, traits: JSON.stringify({ email: 'ada@example.com', name: 'Ada' }) });
     add('io.switchyard.event.Identify', identify, { version: 1, type: 'identify', messageId: identify.messageId, userId: 'user-1', traits: { email: 'ada@example.com', name: 'Ada' }, timestamp: '2026-11-22T10:00:00.123Z' });
     const group = event('io.switchyard.event.Group', { sourceId: src, groupId: 'g-1', traits: JSON.stringify({ plan: 'pro' }) });

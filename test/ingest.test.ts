@@ -80,7 +80,7 @@ describe('ingest: the tracking API into the ingest topic', () => {
       { type: 'identify', userId: user, traits: { email: 'ada@example.com', name: 'Ada Lovelace', 'ünï': '日本' }, messageId: `${run}-1` },
       { type: 'track', userId: user, event: 'Order Completed', properties: { revenue: 9.99 }, integrations: { Webhooks: false }, messageId: `${run}-2` },
       { type: 'page', userId: user, name: 'Pricing', category: 'Docs', properties: { path: '/pricing', url: 'https://x.test/pricing', title: 'Pricing', referrer: '' }, messageId: `${run}-3` },
-      { type: 'screen', anonymousId: `a-${run}`, name: 'Home', context: { device: { model: 'Pixel', type: 'android' } }, messageId: `${run}-4` },
+      { type: 'screen', anonymousId: `a-${run}`, name: 'Home', category: 'Feed', properties: { tab: 'feed' }, context: { device: { model: 'Pixel', type: 'android' } }, messageId: `${run}-4` },
       { type: 'group', userId: user, groupId: 'g-1', traits: { plan: 'pro' }, messageId: `${run}-5` },
       { type: 'alias', userId: user, previousId: `a-${run}`, messageId: `${run}-6` },
     ];
@@ -101,7 +101,7 @@ describe('ingest: the tracking API into the ingest topic', () => {
     const page = byId.get(`${run}-3`)!;
     assert.deepEqual([page.name, page.category, JSON.parse(page.properties).path], ['Pricing', 'Docs', '/pricing']);
     const screen = byId.get(`${run}-4`)!;
-    assert.deepEqual([screen.userId, screen.anonymousId, screen.name], [null, `a-${run}`, 'Home']);
+    assert.deepEqual([screen.userId, screen.anonymousId, screen.name, screen.category, JSON.parse(screen.properties)], [null, `a-${run}`, 'Home', 'Feed', { tab: 'feed' }]);
     assert.deepEqual(JSON.parse(screen.context).device, { model: 'Pixel', type: 'android' });
     assert.equal(byId.get(`${run}-5`)!.groupId, 'g-1');
     assert.equal(byId.get(`${run}-6`)!.previousId, `a-${run}`);

@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { AvroCodec, type AvroRecordTypes } from '@switchyard/platform/codec/avro-codec';
 import { createProducer, type Producer } from '@switchyard/platform/kafka/client';
+import { originHeaders } from '@switchyard/platform/kafka/record-origin';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { testKafka, testStack } from './stack.js';
 
@@ -32,8 +33,9 @@ export class PipelineWriter {
   constructor(brokers?: string) { this.producer = createProducer(testKafka('pipeline-writer', brokers)); }
   async start(): Promise<this> { await this.codec.register(); await this.producer.connect(); return this; }
 
+  /** Marked as ingest's (record-origin.ts), as the ingest service writes them: fan-out neither checks nor counts them. */
   async events(topic: string, ...events: Array<[EventName, AvroRecordTypes[EventName]]>): Promise<void> {
-    await this.producer.send({ topic, acks: -1, messages: events.map(([name, v]) => ({ key: `${v.sourceId}:${v.userId ?? v.anonymousId}`, value: this.codec.encode(name, v as never) })) });
+    await this.producer.send({ topic, acks: -1, messages: events.map(([name, v]) => ({ key: `${v.sourceId}:${v.userId ?? v.anonymousId}`, value: this.codec.encode(name, v as never), headers: originHeaders.ingest })) });
   }
 
   async tasks(topic: string, tasks: DeliveryTask[]): Promise<void> {

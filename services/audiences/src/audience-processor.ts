@@ -4,6 +4,7 @@ import type { ConfigState } from '@switchyard/platform/config-view/config-state'
 import type { Consumer } from '@switchyard/platform/kafka/client';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { TransactionalProducer } from '@switchyard/platform/kafka/transaction';
+import { originHeaders } from '@switchyard/platform/kafka/record-origin';
 import type { Logger } from '@switchyard/platform/logger';
 import type { AudienceUserState, Identify } from '@switchyard/platform/schemas/generated';
 import type { AudienceMetrics } from './audience-metrics.js';
@@ -23,7 +24,7 @@ interface UserEntry {
   state: UserState;
 }
 
-type Out = { topic: string; key: string; value: Buffer | null };
+type Out = { topic: string; key: string; value: Buffer | null; headers?: Readonly<Record<string, string>> };
 
 export interface ProcessorDeps {
   consumer: Consumer;
@@ -199,7 +200,8 @@ export class AudienceProcessor {
       traits: JSON.stringify(traits), timestamp: now, originalTimestamp: null, sentAt: null, receivedAt: now,
       context: JSON.stringify({ library: { name: EMITTER, version: '1.0.0' } }), integrations: null,
     };
-    return { topic: this.deps.topics.ingest, key, value: this.deps.codec.encode('io.switchyard.event.Identify', identify) };
+    // Marked as audiences': fan-out does not take it for a direct record to check and count.
+    return { topic: this.deps.topics.ingest, key, value: this.deps.codec.encode('io.switchyard.event.Identify', identify), headers: originHeaders.audiences };
   }
 
   private async commit(out: Out[], pending: Map<string, UserEntry | null>, offset?: { topic: string; partition: number; offset: string }): Promise<void> {

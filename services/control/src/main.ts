@@ -5,6 +5,7 @@ import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
 import { ConfigView } from '@switchyard/platform/config-view/config-view';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { connectPipeline } from '@switchyard/platform/pipeline';
+import { originHeaders } from '@switchyard/platform/kafka/record-origin';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { destinationSchemas } from './api-schemas.js';
 import { registerAdminApi } from './app.js';
@@ -51,10 +52,11 @@ runMain('control', async () => {
     clock: Date.now,
     destinationSchemas: destinationSchemas(new AddressPolicy(config.SWITCHYARD_ALLOWED_CIDRS)),
     events: {
-      // Keyed like every ingest record (source and user), so a user's delete follows their calls.
+      // Keyed like every ingest record (source and user), so a user's delete follows their calls;
+      // marked as control's, so fan-out does not take it for a direct record to check and count.
       writeDeletes: async (events: Delete[]) => {
         if (events.length === 0) return;
-        await producer.send({ topic: topics.ingest, acks: -1, messages: events.map((e) => ({ key: `${e.sourceId}:${e.userId}`, value: codec.encode('io.switchyard.event.Delete', e) })) });
+        await producer.send({ topic: topics.ingest, acks: -1, messages: events.map((e) => ({ key: `${e.sourceId}:${e.userId}`, value: codec.encode('io.switchyard.event.Delete', e), headers: originHeaders.control })) });
       },
       writeTasks: async (tasks: DeliveryTask[]) => {
         if (tasks.length === 0) return;

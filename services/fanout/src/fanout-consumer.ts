@@ -3,11 +3,13 @@ import type { ConfigState } from '@switchyard/platform/config-view/config-state'
 import { unreadableRecord } from '@switchyard/platform/codec/invalid-event';
 import { CodecError } from '@switchyard/platform/errors';
 import type { Consumer } from '@switchyard/platform/kafka/client';
+import { writtenBySwitchyard } from '@switchyard/platform/kafka/record-origin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { TransactionalProducer } from '@switchyard/platform/kafka/transaction';
 import type { Logger } from '@switchyard/platform/logger';
 import type { FanoutTrace } from '@switchyard/platform/schemas/generated';
-import { decideFanout, fanoutTrace } from './fanout-decision.js';
+import type { UsageOutcome } from '@switchyard/platform/usage/usage-tally';
+import { decideFanout, fanoutTrace, type EventFacts } from './fanout-decision.js';
 import type { FanoutMetrics } from './fanout-metrics.js';
 
 export interface FanoutDeps {
@@ -23,11 +25,15 @@ export interface FanoutDeps {
   clock: () => number;
   /** Write one FanoutTrace per event to the delivery-attempts topic, in the batch's transaction. */
   recordTrace: boolean;
-  /** Usage: calls filtered by integrations, counted once their batch committed. */
-  countFiltered?: (sourceId: string, receivedAt: number, n: number) => void;
+  /**
+   * Usage, counted once the batch committed: calls filtered by integrations, and direct records
+   * (no origin header) accepted or rejected by the call rules.
+   */
+  countUsage?: (sourceId: string, receivedAt: number, outcome: UsageOutcome, n: number) => void;
 }
 
 type OutMessage = { key: string | null; value: Buffer };
+type Counted = { sourceId: string; receivedAt: number; outcome: UsageOutcome };
 
 /** More than the partitions one instance owns in practice: every batch of a fetch runs at once. */
 const PARTITIONS_AT_ONCE = 64;
@@ -37,7 +43,8 @@ const PARTITIONS_AT_ONCE = 64;
  * (and invalid-events records) written in one Kafka transaction together with the batch's next
  * offset. A crash or rebalance before the commit aborts it all and the batch is read again; after
  * it, the offsets are committed and nothing is read twice. A record that cannot be decoded goes to
- * invalid-events with the reason, inside the same transaction, and never stops the partition.
+ * invalid-events with the reason, inside the same transaction, and never stops the partition; so
+ * does a direct record (written by no Switchyard service) that breaks a call rule.
  */
 export async function runFanout(deps: FanoutDeps): Promise<void> {
   const { consumer, topics } = deps;
@@ -52,7 +59,7 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
       const tasks: OutMessage[] = [];
       const invalid: OutMessage[] = [];
       const traces: FanoutTrace[] = [];
-      const filteredCalls: Array<{ sourceId: string; receivedAt: number }> = [];
+      const counted: Counted[] = [];
       const now = deps.clock();
       const perDestination = new Map<string, number>();
       for (const message of batch.messages) {
@@ -66,7 +73,10 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
           deps.metrics.invalid.inc({ reason });
           continue;
         }
-        const decision = decideFanout(decoded, deps.config, now);
+        // A record with no origin header came from another producer: the call rules apply to it.
+        const direct = writtenBySwitchyard(message.headers) ? undefined : { bytes: message.value?.length ?? 0 };
+        const decision = decideFanout(decoded, deps.config, now, direct);
+        if (decision.usage && decision.event) counted.push({ sourceId: decision.event.sourceId, receivedAt: decision.event.receivedAt, outcome: decision.usage });
         if (decision.kind !== 'invalid' && deps.recordTrace) {
           traces.push(fanoutTrace(decision, now));
         }
@@ -77,9 +87,9 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
           }
         } else if (decision.kind === 'filtered') {
           deps.metrics.filtered.inc({ reason: decision.reason });
-          if (decision.reason === 'integrations') filteredCalls.push(decision.event);
+          if (decision.reason === 'integrations') counted.push({ sourceId: decision.event.sourceId, receivedAt: decision.event.receivedAt, outcome: 'filtered' });
         } else {
-          invalid.push(invalidRecord(deps, decision.reason, decision.message, message.value, batch.topic, batch.partition, message.offset, now));
+          invalid.push(invalidRecord(deps, decision.reason, decision.message, message.value, batch.topic, batch.partition, message.offset, now, decision.event));
           deps.metrics.invalid.inc({ reason: decision.reason });
         }
       }
@@ -97,7 +107,7 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
       }
       for (const [destination, n] of perDestination) deps.metrics.tasks.inc({ destination }, n);
       // After the commit: an aborted batch is read again and must not count twice.
-      for (const { sourceId, receivedAt } of filteredCalls) deps.countFiltered?.(sourceId, receivedAt, 1);
+      for (const { sourceId, receivedAt, outcome } of counted) deps.countUsage?.(sourceId, receivedAt, outcome, 1);
       deps.metrics.batchRecords.observe(batch.messages.length);
       deps.metrics.lag.set({ partition: String(batch.partition) }, Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(batch.lastOffset()) - 1n)));
       await heartbeat();
@@ -105,9 +115,9 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
   });
 }
 
-function invalidRecord(deps: FanoutDeps, reason: string, message: string, value: Buffer | null, topic: string, partition: number, offset: string, now: number): OutMessage {
+function invalidRecord(deps: FanoutDeps, reason: string, message: string, value: Buffer | null, topic: string, partition: number, offset: string, now: number, event?: EventFacts): OutMessage {
   return {
     key: null,
-    value: deps.codec.encode('io.switchyard.pipeline.InvalidEvent', unreadableRecord('fanout', reason, message, { value, topic, partition, offset }, now)),
+    value: deps.codec.encode('io.switchyard.pipeline.InvalidEvent', unreadableRecord('fanout', reason, message, { value, topic, partition, offset }, now, event)),
   };
 }

@@ -1,19 +1,35 @@
 import type { Decoded } from '@switchyard/platform/codec/avro-codec';
+import type { RejectReason } from '@switchyard/platform/calls/call-rules';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import type { DeliveryTask, FanoutTrace } from '@switchyard/platform/schemas/generated';
+import { directRecordViolation } from './direct-record-rules.js';
 import { webhooksEnabledBy } from './integrations.js';
 import { webhookBodyText, type EventRecord } from './webhook-body.js';
 
 /**
  * What fan-out does with one ingest record, decided without I/O: the delivery tasks to write (one
  * per enabled webhooks destination of the event's source that the integrations map lets through),
- * or why there are none, or why the record is invalid.
+ * or why there are none, or why the record is invalid. A direct record (not written by a Switchyard
+ * service: no origin header) must first keep the call rules ingest applies to HTTP calls, and says
+ * how it counts in its source's usage.
  */
 export type FanoutDecision =
-  | { kind: 'tasks'; event: EventFacts; tasks: Array<{ key: string; task: DeliveryTask }> }
+  | { kind: 'tasks'; event: EventFacts; tasks: Array<{ key: string; task: DeliveryTask }>; usage?: DirectUsage }
   /** `destinationIds`: the enabled destinations the event was kept from (integrations), else none. */
-  | { kind: 'filtered'; event: EventFacts; reason: 'no_destination' | 'source_unknown' | 'source_disabled' | 'integrations'; destinationIds: string[] }
-  | { kind: 'invalid'; reason: 'unexpected_type' | 'unbuildable'; message: string };
+  | { kind: 'filtered'; event: EventFacts; reason: 'no_destination' | 'source_unknown' | 'source_disabled' | 'integrations'; destinationIds: string[]; usage?: DirectUsage }
+  /** `event`: what is known of a record that decoded as an event (for invalid-events and usage). */
+  | { kind: 'invalid'; reason: RejectReason | 'unexpected_type' | 'unbuildable'; message: string; event?: EventFacts; usage?: DirectUsage };
+
+/**
+ * How a direct record counts in its source's usage, like an HTTP call at ingest: accepted when it
+ * keeps the rules, rejected when it breaks one. Absent for records Switchyard wrote (ingest counted
+ * them where they entered; control's and audiences' are not calls of a client) and for direct
+ * records of an unknown or disabled source (an HTTP call with such a write key counts nowhere).
+ */
+export type DirectUsage = 'accepted' | 'rejected';
+
+/** A record with no origin header, and the size of its value as produced. */
+export interface DirectRecord { bytes: number }
 
 /** What the trace and usage need of the event. */
 export interface EventFacts { messageId: string; sourceId: string; type: EventRecord['type']; receivedAt: number }
@@ -24,7 +40,7 @@ const EVENT_TYPES: Record<string, EventRecord['type']> = {
   'io.switchyard.event.Delete': 'delete',
 };
 
-export function decideFanout(decoded: Decoded, config: ConfigState, now: number): FanoutDecision {
+export function decideFanout(decoded: Decoded, config: ConfigState, now: number, direct?: DirectRecord): FanoutDecision {
   const type = EVENT_TYPES[decoded.name];
   if (!type) return { kind: 'invalid', reason: 'unexpected_type', message: `${decoded.name} is not an event type` };
   const event = { type, value: decoded.value } as EventRecord;
@@ -34,20 +50,28 @@ export function decideFanout(decoded: Decoded, config: ConfigState, now: number)
   const source = config.source(sourceId);
   if (!source) return { kind: 'filtered', event: facts, reason: 'source_unknown', destinationIds: [] };
   if (!source.enabled) return { kind: 'filtered', event: facts, reason: 'source_disabled', destinationIds: [] };
+  // Only direct records are checked and counted here: the origin decides, so the common case costs nothing.
+  const usage: { usage?: DirectUsage } = direct ? { usage: 'accepted' } : {};
+  if (direct) {
+    const broken = directRecordViolation(event, direct.bytes);
+    if (broken) return { kind: 'invalid', ...broken, event: facts, usage: 'rejected' };
+  }
   const destinations = config.enabledWebhooksOf(sourceId);
-  if (destinations.length === 0) return { kind: 'filtered', event: facts, reason: 'no_destination', destinationIds: [] };
-  if (!webhooksEnabledBy(integrations)) return { kind: 'filtered', event: facts, reason: 'integrations', destinationIds: destinations.map((d) => d.id) };
+  if (destinations.length === 0) return { kind: 'filtered', event: facts, reason: 'no_destination', destinationIds: [], ...usage };
+  if (!webhooksEnabledBy(integrations)) return { kind: 'filtered', event: facts, reason: 'integrations', destinationIds: destinations.map((d) => d.id), ...usage };
 
   let body: string;
   try {
     body = webhookBodyText(event);
   } catch (err) {
-    return { kind: 'invalid', reason: 'unbuildable', message: `cannot build the webhook body: ${(err as Error).message}` };
+    // E.g. a timestamp outside the years Date can show. Over HTTP such a call would not pass ingest.
+    return { kind: 'invalid', reason: 'unbuildable', message: `cannot build the webhook body: ${(err as Error).message}`, event: facts, ...(direct ? { usage: 'rejected' as const } : {}) };
   }
   const userKey = userId ?? anonymousId ?? '';
   return {
     kind: 'tasks',
     event: facts,
+    ...usage,
     tasks: destinations.map((d) => ({
       key: `${d.id}:${userKey}`,
       task: {

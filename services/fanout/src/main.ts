@@ -22,7 +22,7 @@ const configSchema = z.object({
   FANOUT_TRANSACTIONAL_ID: z.string().optional(),
   /** One trace record per event on the delivery-attempts topic (the trace API); off only to measure its cost. */
   FANOUT_RECORD_TRACE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
-  /** How often usage totals (calls filtered by integrations) are written: what a crash can lose at most. */
+  /** How often usage totals (calls filtered by integrations; direct records accepted and rejected) are written: what a crash can lose at most. */
   SWITCHYARD_USAGE_INTERVAL: env.duration('5s'),
 });
 
@@ -55,6 +55,6 @@ runMain('fanout', async () => {
   consumer.on(consumer.events.GROUP_JOIN, () => metrics.lag.reset());
   await runFanout({
     consumer, producer, groupId, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now,
-    recordTrace: config.FANOUT_RECORD_TRACE, countFiltered: (sourceId, receivedAt, n) => usage.count(sourceId, receivedAt, 'filtered', n),
+    recordTrace: config.FANOUT_RECORD_TRACE, countUsage: (sourceId, receivedAt, outcome, n) => usage.count(sourceId, receivedAt, outcome, n),
   });
 });

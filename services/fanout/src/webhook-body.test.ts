@@ -41,10 +41,14 @@ describe('webhookBody: one shape per type, with the document field names', () =>
     });
   });
 
-  it('screen: name and context, no properties', () => {
-    assert.deepStrictEqual(webhookBody(screen()), {
-      version: 1, type: 'screen', messageId: 'm-1', userId: 'u-1', name: 'Home', timestamp: ISO, context: PARSED_CONTEXT,
+  it('screen: the call\'s properties, name and category, like page, and context', () => {
+    assert.deepStrictEqual(webhookBody(screen({ category: 'Feed' })), {
+      version: 1, type: 'screen', messageId: 'm-1', userId: 'u-1', properties: { tab: 'feed' }, name: 'Home', category: 'Feed',
+      timestamp: ISO, context: PARSED_CONTEXT,
     });
+    assert.equal(webhookBodyText(screen({ category: 'Feed', context: null })),
+      '{"version":1,"type":"screen","messageId":"m-1","userId":"u-1","properties":{"tab":"feed"},"name":"Home","category":"Feed",' +
+      '"timestamp":"2023-11-14T22:13:20.123Z","context":{}}');
   });
 
   it('identify', () => {
@@ -84,10 +88,15 @@ describe('webhookBody: optional and defensive fields', () => {
     assert.deepEqual(Object.keys(body), ['version', 'type', 'messageId', 'userId', 'anonymousId', 'properties', 'timestamp']);
   });
 
-  it('screen without context or name: context {}, no name', () => {
-    assert.deepStrictEqual(webhookBody(screen({ context: null, name: null })), {
+  it('screen without properties, context, name or category: context {}, none of the others', () => {
+    assert.deepStrictEqual(webhookBody(screen({ context: null, name: null, properties: null })), {
       version: 1, type: 'screen', messageId: 'm-1', userId: 'u-1', timestamp: ISO, context: {},
     });
+  });
+
+  it('screen whose stored properties are not a JSON object: no properties key (only a call\'s own object is shown)', () => {
+    for (const bad of ['not json', '[1]', '"text"', 'null']) assert.ok(!('properties' in webhookBody(screen({ properties: bad }))), bad);
+    assert.deepStrictEqual(webhookBody(screen({ properties: '{}' })).properties, {});
   });
 
   it('screen whose context is not an object still shows context {}', () => {

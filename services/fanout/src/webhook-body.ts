@@ -80,11 +80,16 @@ export function webhookBody(event: EventRecord): Json {
       return tail(body, r);
     }
     case 'screen': {
-      // No `properties`: the document lists them only for page and track.
+      // The document's table shows `name` and `context` for screen; it lists fields shown, not the
+      // only ones allowed, so the call's own `properties` and `category` are delivered too (like
+      // page), when it had them: a customer's data never vanishes on the way.
       const r = event.value;
       const body = head('screen', r.messageId);
       who(body, r);
+      const properties = parseObject(r.properties);
+      if (properties !== undefined) body['properties'] = properties;
       if (r.name !== null) body['name'] = r.name;
+      if (r.category !== null) body['category'] = r.category;
       return tail(body, r, true);
     }
     case 'identify': {

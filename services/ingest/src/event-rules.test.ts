@@ -78,6 +78,15 @@ describe('normalizeEvent: the rules of a call', () => {
     assert.deepEqual(t({ timestamp: '2026-11-22T11:59:00Z', sentAt: '2026-11-22T11:59:30Z' }), [receivedAt - 30_000, Date.parse('2026-11-22T11:59:00Z'), Date.parse('2026-11-22T11:59:30Z')]);
   });
 
+  it('page and screen keep name, category and properties (fan-out delivers them for both)', () => {
+    for (const type of ['page', 'screen'] as const) {
+      const r = normalizeEvent({ type, userId: 'u', name: 'Home', category: 'Feed', properties: { tab: 'feed', n: 1 } }, undefined, facts());
+      assert.ok(r.ok && (r.schema === 'io.switchyard.event.Page' || r.schema === 'io.switchyard.event.Screen'), type);
+      const record = r.record as { name: string | null; category: string | null; properties: string | null };
+      assert.deepEqual([record.name, record.category, JSON.parse(record.properties!)], ['Home', 'Feed', { tab: 'feed', n: 1 }], type);
+    }
+  });
+
   it('record key is source and user; numbers become strings', () => {
     const r = normalizeEvent({ type: 'alias', userId: 42, previousId: 7 }, undefined, facts());
     assert.ok(r.ok && r.key === 'src:42' && r.schema === 'io.switchyard.event.Alias' && r.record.previousId === '7');

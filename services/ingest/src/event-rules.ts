@@ -1,22 +1,18 @@
 import type { AvroRecordTypes } from '@switchyard/platform/codec/avro-codec';
+import { CALL_TYPES, callFieldsViolation, sizeViolation, type CallType, type RejectReason } from '@switchyard/platform/calls/call-rules';
 import { parseTimestamp } from './timestamps.js';
 
 /**
  * One call of the tracking API → the Avro record of its type, or the reason it is refused.
  * Pure: the request's facts (source, arrival time, batch-level context, client IP) come in as
- * arguments. Rules (product decisions 1–4): a known type; userId or anonymousId; track needs
- * `event`, group `groupId`, alias `previousId` and `userId`; at most 32 KB as sent; batch-level
- * context and integrations merged in (the event's own keys win); `messageId` kept or generated;
- * `originalTimestamp` is the client's time and `timestamp` is corrected for the client's clock skew.
+ * arguments. Rules (product decisions 1–4): a known type; the call rules shared with fan-out's
+ * check of directly produced records (`@switchyard/platform/calls/call-rules`: userId or
+ * anonymousId; track needs `event`, group `groupId`, alias `previousId` and `userId`; at most
+ * 32 KB as sent); fields of the right kinds; batch-level context and integrations merged in (the
+ * event's own keys win); `messageId` kept or generated; `originalTimestamp` is the client's time
+ * and `timestamp` is corrected for the client's clock skew.
  */
-export const CALL_TYPES = ['track', 'page', 'screen', 'identify', 'group', 'alias'] as const;
-export type CallType = (typeof CALL_TYPES)[number];
-
-export const MAX_MESSAGE_BYTES = 32 * 1024;
-
-export type RejectReason =
-  | 'not_an_object' | 'unknown_type' | 'missing_user_id' | 'missing_event' | 'missing_group_id'
-  | 'missing_previous_id' | 'invalid_field' | 'invalid_timestamp' | 'message_too_large';
+export { CALL_TYPES, MAX_MESSAGE_BYTES, type CallType, type RejectReason } from '@switchyard/platform/calls/call-rules';
 
 export type EventSchema = `io.switchyard.event.${'Track' | 'Page' | 'Screen' | 'Identify' | 'Group' | 'Alias'}`;
 
@@ -103,8 +99,8 @@ export function normalizeEvent(raw: unknown, pathType: CallType | undefined, fac
   try {
     if (!CALL_TYPES.includes(type as CallType)) throw new Refusal('unknown_type', `type ${JSON.stringify(rawType ?? null)} is not one of ${CALL_TYPES.join(', ')}`);
     // Measured as the client sent it, before anything is added.
-    const size = Buffer.byteLength(JSON.stringify(raw), 'utf8');
-    if (size > MAX_MESSAGE_BYTES) throw new Refusal('message_too_large', `the call is ${size} bytes; the limit is ${MAX_MESSAGE_BYTES}`);
+    const tooLarge = sizeViolation(Buffer.byteLength(JSON.stringify(raw), 'utf8'));
+    if (tooLarge) throw new Refusal(tooLarge.reason, tooLarge.message);
     return build(type as CallType, raw, facts, messageId ?? id(raw, 'messageId') ?? facts.newMessageId());
   } catch (err) {
     if (err instanceof Refusal) return { ok: false, reason: err.reason, message: err.message, messageId, type };
@@ -115,12 +111,11 @@ export function normalizeEvent(raw: unknown, pathType: CallType | undefined, fac
 function build(type: CallType, raw: Json, facts: RequestFacts, messageId: string): Accepted {
   const userId = id(raw, 'userId');
   const anonymousId = id(raw, 'anonymousId');
-  if (type === 'alias') {
-    if (!id(raw, 'previousId')) throw new Refusal('missing_previous_id', 'alias needs previousId');
-    if (!userId) throw new Refusal('missing_user_id', 'alias needs userId');
-  } else if (!userId && !anonymousId) {
-    throw new Refusal('missing_user_id', 'userId or anonymousId is required');
-  }
+  const previousId = type === 'alias' ? id(raw, 'previousId') : null;
+  const event = type === 'track' ? optionalString(raw, 'event') : null;
+  const groupId = type === 'group' ? id(raw, 'groupId') : null;
+  const broken = callFieldsViolation({ type, userId, anonymousId, previousId, event, groupId });
+  if (broken) throw new Refusal(broken.reason, broken.message);
 
   // The client's clock: its timestamp for the call, and when it sent the request.
   const original = time(raw, 'timestamp') ?? time(raw, 'originalTimestamp');
@@ -143,23 +138,17 @@ function build(type: CallType, raw: Json, facts: RequestFacts, messageId: string
   const accepted = <S extends EventSchema>(schema: S, record: AvroRecordTypes[S]) => ({ ok: true as const, type, schema, record, key, messageId }) as Accepted;
 
   switch (type) {
-    case 'track': {
-      const event = optionalString(raw, 'event');
-      if (!event) throw new Refusal('missing_event', 'track needs event');
-      return accepted('io.switchyard.event.Track', { ...common, event, properties: jsonText(optionalObject(raw, 'properties')) });
-    }
+    case 'track':
+      return accepted('io.switchyard.event.Track', { ...common, event: event!, properties: jsonText(optionalObject(raw, 'properties')) });
     case 'page':
       return accepted('io.switchyard.event.Page', { ...common, name: optionalString(raw, 'name'), category: optionalString(raw, 'category'), properties: jsonText(optionalObject(raw, 'properties')) });
     case 'screen':
       return accepted('io.switchyard.event.Screen', { ...common, name: optionalString(raw, 'name'), category: optionalString(raw, 'category'), properties: jsonText(optionalObject(raw, 'properties')) });
     case 'identify':
       return accepted('io.switchyard.event.Identify', { ...common, traits: jsonText(optionalObject(raw, 'traits')) });
-    case 'group': {
-      const groupId = id(raw, 'groupId');
-      if (!groupId) throw new Refusal('missing_group_id', 'group needs groupId');
-      return accepted('io.switchyard.event.Group', { ...common, groupId, traits: jsonText(optionalObject(raw, 'traits')) });
-    }
+    case 'group':
+      return accepted('io.switchyard.event.Group', { ...common, groupId: groupId!, traits: jsonText(optionalObject(raw, 'traits')) });
     case 'alias':
-      return accepted('io.switchyard.event.Alias', { ...common, previousId: id(raw, 'previousId')! });
+      return accepted('io.switchyard.event.Alias', { ...common, previousId: previousId! });
   }
 }

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { ConfigState } from '@switchyard/platform/config-view/config-state';
-import type { BatchingProducer, OutgoingRecord } from '@switchyard/platform/kafka/batching-producer';
+import { recordBytes, type BatchingProducer, type OutgoingRecord } from '@switchyard/platform/kafka/batching-producer';
+import { writtenBySwitchyard } from '@switchyard/platform/kafka/record-origin';
 import { topicNames } from '@switchyard/platform/kafka/topics';
 import { Registry } from '@switchyard/platform/metrics';
 import { handleIngest, type IngestDeps } from './ingest-handler.js';
@@ -44,8 +45,18 @@ describe('handleIngest: what one request may write', () => {
     const batch = Array.from({ length: 15 }, () => ({ type: 'track', userId: 'u', event: 'E', properties: { pad: 'z'.repeat(30 * 1024) } }));
     assert.deepEqual(await post({ batch }), { success: true });
     assert.equal(submitted.length, 1);
-    const bytes = submitted[0]!.reduce((n, r) => n + (r.value?.length ?? 0) + (r.key?.length ?? 0), 0);
+    const bytes = submitted[0]!.reduce((n, r) => n + recordBytes(r), 0);
     assert.ok(bytes > 450 * 1024 && bytes <= MAX_WRITE_BYTES, String(bytes));
+  });
+
+  it('marks every call it writes to the ingest topic as its own, so fan-out neither checks nor counts it again', async () => {
+    const { submitted, post } = setup();
+    assert.deepEqual((await post({ batch: [{ type: 'track', userId: 'u', event: 'E' }, { type: 'track', userId: 'u' }] })).rejected?.length, 1);
+    const [ingested, invalid] = [submitted[0]!.filter((r) => r.topic === 'unit.ingest'), submitted[0]!.filter((r) => r.topic === 'unit.invalid-events')];
+    assert.equal(ingested.length, 1);
+    assert.equal(invalid.length, 1);
+    assert.deepEqual(ingested[0]!.headers, { 'switchyard-origin': 'ingest' });
+    assert.ok(writtenBySwitchyard({ 'switchyard-origin': Buffer.from(ingested[0]!.headers!['switchyard-origin']!) }));
   });
 });
 

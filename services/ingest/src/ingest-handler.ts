@@ -1,6 +1,7 @@
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
-import type { BatchingProducer, OutgoingRecord } from '@switchyard/platform/kafka/batching-producer';
+import { recordBytes, type BatchingProducer, type OutgoingRecord } from '@switchyard/platform/kafka/batching-producer';
+import { originHeaders } from '@switchyard/platform/kafka/record-origin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { UsageOutcome } from '@switchyard/platform/usage/usage-tally';
 import { normalizeEvent, type CallType, type Rejected } from './event-rules.js';
@@ -88,7 +89,7 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
   let writeBytes = 0;
   // Checked while records are built, so an oversized request stops before it costs more memory.
   const add = (record: OutgoingRecord) => {
-    writeBytes += (record.value?.length ?? 0) + Buffer.byteLength(record.key ?? '');
+    writeBytes += recordBytes(record);
     if (writeBytes > MAX_WRITE_BYTES) {
       usage('rejected', 1);
       throw new IngestError(400, 'REQUEST_TOO_LARGE', `with batch-level context merged into each call and ids and times added, the request would write over ${MAX_WRITE_BYTES / 1024} KB; send fewer calls per request`);
@@ -98,7 +99,8 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
   events.forEach((raw, index) => {
     const result = normalizeEvent(raw, single ? (req.route as CallType) : undefined, facts);
     if (result.ok) {
-      add({ topic: deps.topics.ingest, key: result.key, value: deps.codec.encode(result.schema, result.record as never) });
+      // Marked as ingest's: fan-out neither checks nor counts it again (it is not a direct record).
+      add({ topic: deps.topics.ingest, key: result.key, value: deps.codec.encode(result.schema, result.record as never), headers: originHeaders.ingest });
       acceptedTypes.push(result.type);
       return;
     }

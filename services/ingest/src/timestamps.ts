@@ -1,3 +1,5 @@
+import { MAX_CALL_TIME, MIN_CALL_TIME } from '@switchyard/platform/calls/call-rules';
+
 /**
  * Lenient timestamp parsing for what analytics clients send: ISO 8601 with `Z`, `+00:00` or the
  * `+0000` form (Go's deprecated client), a space instead of `T`, any number of fraction digits
@@ -6,9 +8,9 @@
  */
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?)?\s*(Z|z|[+-]\d{2}(?::?\d{2})?)?$/;
 
-/** Years outside this range are typos or overflow, not historical imports. */
-const MIN_MS = Date.UTC(1000, 0, 1);
-const MAX_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+/** Years outside this range are typos or overflow, not historical imports (shared with fan-out's check of direct records). */
+const MIN_MS = MIN_CALL_TIME;
+const MAX_MS = MAX_CALL_TIME;
 
 export function parseTimestamp(value: unknown): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) && value >= MIN_MS && value <= MAX_MS ? Math.trunc(value) : undefined;

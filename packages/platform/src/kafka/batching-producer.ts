@@ -7,6 +7,17 @@ export interface OutgoingRecord {
   headers?: Record<string, string>;
 }
 
+/**
+ * The bytes a record adds to a send: value, key, header names and values (Kafka's few bytes of
+ * framing per record aside). Send and request limits count these, so a send stays within one
+ * record batch of the broker's default 1 MiB.
+ */
+export function recordBytes(r: OutgoingRecord): number {
+  let n = (r.value?.length ?? 0) + (r.key === null ? 0 : Buffer.byteLength(r.key));
+  if (r.headers) for (const name in r.headers) n += name.length + r.headers[name]!.length;
+  return n;
+}
+
 export interface BatchingProducerOptions {
   /** A batch closes at this many records or bytes; the rest waits for the next send. */
   maxBatchRecords?: number;
@@ -52,7 +63,7 @@ export class BatchingProducer {
   submit(records: OutgoingRecord[]): Submission {
     let entry!: Pending;
     const acked = new Promise<void>((resolve, reject) => {
-      const bytes = records.reduce((n, r) => n + (r.value?.length ?? 0) + (r.key?.length ?? 0), 0);
+      const bytes = records.reduce((n, r) => n + recordBytes(r), 0);
       entry = { records, bytes, cancelled: false, resolve, reject };
     });
     if (records.length === 0) { entry.resolve(); return { acked, cancel: () => false }; }

@@ -5,6 +5,7 @@ export interface TransactionRecord {
   topic: string;
   key: string | null;
   value: Buffer | null;
+  headers?: Readonly<Record<string, string>>;
 }
 
 export interface ConsumedPosition {
@@ -32,7 +33,7 @@ export async function commitInTransaction(producer: Producer, records: Transacti
       for (const r of records.slice(i, i + CHUNK)) {
         let list = byTopic.get(r.topic);
         if (!list) byTopic.set(r.topic, (list = []));
-        list.push({ key: r.key, value: r.value });
+        list.push(r.headers ? { key: r.key, value: r.value, headers: r.headers } : { key: r.key, value: r.value });
       }
       await txn.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
     }

@@ -34,7 +34,7 @@ export class UsageRecorder {
     this.tally = new UsageTally(`${opts.service}-${randomUUID()}`);
     this.clock = opts.clock ?? Date.now;
     // One series per source and outcome: sources are few (tens to hundreds), like destinations.
-    this.calls = new Counter({ name: 'switchyard_usage_calls_total', help: 'Calls per source: accepted and rejected (ingest), filtered by integrations (fan-out)', labelNames: ['source', 'outcome'], registers: [opts.registry] });
+    this.calls = new Counter({ name: 'switchyard_usage_calls_total', help: 'Calls per source: accepted and rejected (ingest: HTTP calls; fan-out: direct records), filtered by integrations (fan-out)', labelNames: ['source', 'outcome'], registers: [opts.registry] });
   }
 
   /** `at` is when ingest received the call: it decides the day. */
