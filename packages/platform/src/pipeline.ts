@@ -27,9 +27,22 @@ export async function connectPipeline(runtime: ServiceRuntime, config: PipelineS
   return connectWith(runtime, config, schemas, (kafka) => createProducer(kafka));
 }
 
+/**
+ * How the transactional producer's client retries: from 10 ms, doubling, up to 10 s between tries
+ * (about 50 s in all, as long as the other clients ride out an outage). A transaction begun right
+ * after the previous commit is refused with CONCURRENT_TRANSACTIONS until the broker has written the
+ * previous one's markers, a few milliseconds; kafkajs waits its client's retry time before trying
+ * again, and at the 200 ms of the other clients that made a 200–300 ms latency tail at moderate rates,
+ * where transactions follow each other (BENCHMARKS.md). The Java producer retries this case after
+ * 20 ms for the same reason. It needs a client of its own: kafkajs's transaction steps retry with
+ * the client's settings, not the producer's.
+ */
+const TRANSACTION_RETRY = { initialRetryTime: 10, maxRetryTime: 10_000, retries: 14 };
+
 /** For the exactly-once stages: the producer is transactional under `transactionalId`, and replaced after a failed transaction. */
 export async function connectTransactionalPipeline(runtime: ServiceRuntime, config: PipelineSettings, schemas: readonly AvroSchemaName[], transactionalId: string): Promise<PipelineClients<TransactionalProducer>> {
-  return connectWith(runtime, config, schemas, (kafka) => new TransactionalProducer(() => createProducer(kafka, { transactionalId }), runtime.logger));
+  const txnKafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `switchyard-${runtime.service}-txn`, logger: runtime.logger, overrides: { retry: TRANSACTION_RETRY } });
+  return connectWith(runtime, config, schemas, () => new TransactionalProducer(() => createProducer(txnKafka, { transactionalId }), runtime.logger));
 }
 
 async function connectWith<P extends { connect(): Promise<void>; disconnect(): Promise<void> }>(runtime: ServiceRuntime, config: PipelineSettings, schemas: readonly AvroSchemaName[], makeProducer: (kafka: Kafka) => P): Promise<PipelineClients<P>> {
