@@ -287,6 +287,15 @@ describe('ingest: the tracking API into the ingest topic', () => {
     assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
   });
 
+  it('CORS preflights of what analytics.js sends (Authorization, X-Retry-Count on retries) are allowed', async () => {
+    const preflight = await fetch(`${ingest.url}/v1/t`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,x-retry-count' } });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+    assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /POST/);
+    const allowed = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/\s*,\s*/);
+    for (const h of ['authorization', 'content-type', 'x-retry-count']) assert.ok(allowed.includes(h), `${h} in ${allowed.join(',')}`);
+  });
+
   it('serves the OpenAPI document kept in the repository', async () => {
     const served = await (await fetch(`${ingest.url}/openapi.json`)).json();
     assert.deepEqual(served, JSON.parse(readFileSync(new URL('../services/ingest/openapi.json', import.meta.url), 'utf8')), 'run npm run gen:openapi');

@@ -25,7 +25,10 @@ export async function trackingApi(app: FastifyInstance, deps: IngestDeps): Promi
   const openapi = openApiDocument();
   app.get('/openapi.json', async () => openapi);
   await app.register(async (scope) => {
-    await scope.register(cors, { origin: '*', methods: ['POST', 'OPTIONS'], allowedHeaders: ['Content-Type', 'Authorization', 'Content-Encoding'], maxAge: 86400 });
+    // Request headers are allowed as the preflight asks for them (no fixed list): analytics.js sends
+    // Authorization, X-Retry-Count on retries and whatever headers a page configures for it. With
+    // no cookies involved (origin *, no credentials) an allowed header grants nothing.
+    await scope.register(cors, { origin: '*', methods: ['POST', 'OPTIONS'], maxAge: 86400 });
     scope.removeAllContentTypeParsers();
     // Content-Type is ignored, even one that is not a media type at all ("nonsense"), which fastify
     // would otherwise answer with 415 before any parser runs.
