@@ -253,9 +253,12 @@ describe('analytics.js (analytics-next) in headless Chromium against the real pi
     await page.context().close();
   });
 
-  it('a track called right before the page is left (keepalive fetch during unload) reaches the webhook', { timeout: 60_000 }, async () => {
+  it('a track called right before the page is left (keepalive fetch during unload) reaches the webhook, and so does a sendBeacon from pagehide', { timeout: 60_000 }, async () => {
     const title = 'Checkout';
-    site.pages['/npm-leave.html'] = site.pages['/npm.html']!.replace('<title>Pricing</title>', `<title>${title}</title>`).replace('<h1>Pricing</h1>', `<h1>${title}</h1>`);
+    // The page also beacons a call of its own as it goes, as hand-written tracking and older
+    // libraries do: text/plain;charset=UTF-8, the write key in the body, no preflight possible.
+    const beacon = `addEventListener('pagehide', () => navigator.sendBeacon(${JSON.stringify(`${ingest.url}/v1/t`)}, JSON.stringify({ writeKey: ${JSON.stringify(writeKey)}, userId: 'grace-npm', event: 'Beacon On Leave', context: { page: { path: location.pathname } } })));`;
+    site.pages['/npm-leave.html'] = site.pages['/npm.html']!.replace('<title>Pricing</title>', `<title>${title}</title>`).replace('<h1>Pricing</h1>', `<h1>${title}</h1>`).replace('</script></head>', `${beacon}\n</script></head>`);
     const page = await (await newContext()).newPage();
     await page.goto(`${site.url}/npm-leave.html`);
     await page.evaluate(`ajs.identify('grace-npm').then(() => true)`);
@@ -267,6 +270,9 @@ describe('analytics.js (analytics-next) in headless Chromium against the real pi
     assert.equal(left!.userId, 'grace-npm');
     assert.deepEqual(left!.properties, { step: 2 });
     assertBrowserContext(left!, '/npm-leave.html', title);
+    const [beaconed] = await waitForBodies((b) => b.event === 'Beacon On Leave', 1);
+    assert.equal(beaconed!.userId, 'grace-npm');
+    assert.deepEqual(beaconed!.context, { page: { path: '/npm-leave.html' }, ip: '127.0.0.1' });
     await page.context().close();
   });
 
