@@ -61,7 +61,7 @@ describe('ingest: the tracking API into the ingest topic', () => {
   };
 
   before(async () => {
-    const env = pipelineEnv(prefix);
+    const env = pipelineEnv(prefix, { INGEST_PUBLIC_URL: 'https://track.example.com/sy/' });
     await setupTopics(env);
     await writeConfig(prefix, { sources: [source, disabled] });
     ingest = await startService('ingest', env);
@@ -285,6 +285,35 @@ describe('ingest: the tracking API into the ingest topic', () => {
     const preflight = await fetch(`${ingest.url}/v1/batch`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' } });
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+  });
+
+  it('analytics.js settings: a valid key names INGEST_PUBLIC_URL as apiHost (no scheme) and protocol, loads nothing else, short cache, CORS open', async () => {
+    const res = await fetch(`${ingest.url}/v1/projects/${encodeURIComponent(key)}/settings`, { headers: { origin: 'https://shop.example' } });
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('cache-control'), 'public, max-age=60');
+    assert.equal(res.headers.get('access-control-allow-origin'), '*');
+    const settings = await res.json() as Rec;
+    assert.deepEqual(settings.integrations, { 'Segment.io': { apiKey: key, apiHost: 'track.example.com/sy/v1', protocol: 'https' } });
+    assert.deepEqual(settings.remotePlugins, []);
+    assert.equal(settings.metrics.sampleRate, 0);
+    for (const [writeKey, code] of [['no-such-key', 'INVALID_WRITE_KEY'], [disabled.writeKeys[0]!, 'SOURCE_DISABLED']] as const) {
+      const refused = await fetch(`${ingest.url}/v1/projects/${encodeURIComponent(writeKey)}/settings`, { headers: { origin: 'https://shop.example' } });
+      assert.equal(refused.status, 404, code);
+      assert.equal(refused.headers.get('cache-control'), 'no-store', code);
+      assert.equal(refused.headers.get('access-control-allow-origin'), '*', code);
+      assert.deepEqual(Object.keys(await refused.json() as Rec).sort(), ['code', 'message']);
+    }
+    const text = await (await fetch(`${ingest.url}/metrics`)).text();
+    assert.match(text, /ingest_http_requests_total\{route="settings",status="404"/);
+  });
+
+  it('CORS preflights of what analytics.js sends (Authorization, X-Retry-Count on retries) are allowed', async () => {
+    const preflight = await fetch(`${ingest.url}/v1/t`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,x-retry-count' } });
+    assert.equal(preflight.status, 204);
+    assert.equal(preflight.headers.get('access-control-allow-origin'), '*');
+    assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /POST/);
+    const allowed = (preflight.headers.get('access-control-allow-headers') ?? '').toLowerCase().split(/\s*,\s*/);
+    for (const h of ['authorization', 'content-type', 'x-retry-count']) assert.ok(allowed.includes(h), `${h} in ${allowed.join(',')}`);
   });
 
   it('serves the OpenAPI document kept in the repository', async () => {

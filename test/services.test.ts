@@ -56,10 +56,11 @@ describe('services start, report health and stop cleanly', () => {
   }
 
   it('a service with a bad environment exits 2 naming the variable', async () => {
-    const proc = spawnService('ingest', { env: { ...env, INGEST_PORT: 'eighty', KAFKA_BROKERS: 'nowhere' } });
+    const proc = spawnService('ingest', { env: { ...env, INGEST_PORT: 'eighty', KAFKA_BROKERS: 'nowhere', INGEST_PUBLIC_URL: 'track.example.com' } });
     assert.equal(await proc.exited, 2);
     const text = proc.output.join('\n');
     assert.match(text, /INGEST_PORT/);
+    assert.match(text, /INGEST_PUBLIC_URL/);
     assert.match(text, /KAFKA_BROKERS/);
   });
 });

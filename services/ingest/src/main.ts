@@ -8,6 +8,7 @@ import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import { connectPipeline } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { UsageRecorder } from '@switchyard/platform/usage/usage-recorder';
+import { browserEndpoint, defaultPublicUrl } from './browser-settings.js';
 import { ingestMetrics } from './ingest-metrics.js';
 import { MAX_WRITE_BYTES } from './request-body.js';
 import { trackingApi } from './routes.js';
@@ -21,6 +22,14 @@ const configSchema = z.object({
   /** Whose X-Forwarded-For to believe for context.ip: false, true, a hop count, or comma-separated addresses/CIDRs. */
   INGEST_TRUST_PROXY: z.string().default('false').transform((v): boolean | number | string[] =>
     v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v.split(',').map((s) => s.trim()).filter(Boolean)),
+  /**
+   * The URL browsers reach this service at (scheme, host, port, optional path prefix): the
+   * analytics.js settings send every call there. Default: the listen address.
+   */
+  INGEST_PUBLIC_URL: z.string().optional().superRefine((v, ctx) => {
+    if (v === undefined) return;
+    try { browserEndpoint(v); } catch (err) { ctx.addIssue({ code: 'custom', message: (err as Error).message }); }
+  }),
 });
 
 runMain('ingest', async () => {
@@ -48,7 +57,10 @@ runMain('ingest', async () => {
   usage.start();
   runtime.lifecycle.onShutdown('usage', () => usage.close());
   let configLoaded = false;
+  const publicUrl = config.INGEST_PUBLIC_URL ?? defaultPublicUrl(config.HOST, config.INGEST_PORT);
+  runtime.logger.info({ publicUrl, configured: config.INGEST_PUBLIC_URL !== undefined }, 'analytics.js settings send browsers to this URL (INGEST_PUBLIC_URL)');
   await trackingApi(runtime.server, {
+    browser: browserEndpoint(publicUrl),
     config: view.state, codec, batcher, topics, metrics, clock: Date.now, newMessageId: randomUUID, ackTimeoutMs: config.INGEST_ACK_TIMEOUT,
     countUsage: (sourceId, at, outcome, n) => usage.count(sourceId, at, outcome, n),
     configLoaded: () => configLoaded,

@@ -1,3 +1,4 @@
+import { SETTINGS_MAX_AGE_SECONDS } from './browser-settings.js';
 import { CALL_TYPES, MAX_MESSAGE_BYTES } from './event-rules.js';
 import { MAX_REQUEST_BYTES } from './request-body.js';
 import { ROUTES } from './routes.js';
@@ -48,6 +49,27 @@ export function openApiDocument(): Record<string, unknown> {
       },
     };
   }
+  paths['/v1/projects/{writeKey}/settings'] = {
+    get: {
+      summary: 'The settings analytics.js loads before sending (its cdnURL points here)',
+      description: `For analytics.js (@segment/analytics-next): sends every call to this service (integrations["Segment.io"].apiHost, without scheme, and protocol, from INGEST_PUBLIC_URL), loads no destinations, plugins or middleware in the page, and turns its remote metrics off. Cache-Control: public, max-age=${SETTINGS_MAX_AGE_SECONDS}; CORS open.`,
+      security: [{}],
+      parameters: [{ name: 'writeKey', in: 'path', required: true, schema: { type: 'string' } }],
+      responses: {
+        200: { description: 'The settings document', content: { 'application/json': { schema: { type: 'object', required: ['integrations'], properties: {
+          integrations: { type: 'object', properties: { 'Segment.io': { type: 'object', required: ['apiKey', 'apiHost', 'protocol'], properties: {
+            apiKey: { type: 'string', description: 'The write key (analytics.js puts it in every call and in HTTP Basic)' },
+            apiHost: { type: 'string', description: 'host[:port][/prefix]/v1, no scheme', examples: ['127.0.0.1:8080/v1'] },
+            protocol: { enum: ['http', 'https'] },
+          } } } },
+          remotePlugins: { type: 'array', maxItems: 0 },
+          metrics: { type: 'object', properties: { sampleRate: { const: 0 } } },
+        } } } } },
+        404: error('Unknown write key (INVALID_WRITE_KEY) or disabled source (SOURCE_DISABLED).'),
+        503: error('Still reading the sources and write keys (NOT_READY); retry.'),
+      },
+    },
+  };
   return {
     openapi: '3.1.0',
     info: { title: 'Switchyard tracking API', version: '1.0.0', description: 'Wire-compatible with the tracking API that analytics client libraries speak. Authenticate with the write key as the HTTP Basic user name (empty password) or as writeKey in the body.' },

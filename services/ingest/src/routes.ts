@@ -1,9 +1,11 @@
 import cors from '@fastify/cors';
 import type { FastifyInstance } from 'fastify';
+import { SETTINGS_MAX_AGE_SECONDS, type BrowserEndpoint } from './browser-settings.js';
 import type { CallType } from './event-rules.js';
 import { openApiDocument } from './openapi.js';
 import { handleIngest, type IngestDeps } from './ingest-handler.js';
 import { IngestError, MAX_REQUEST_BYTES } from './request-body.js';
+import { handleSettings } from './settings-handler.js';
 
 /** Every path official clients use, and what each carries (product decision 1). */
 export const ROUTES: ReadonlyArray<readonly [path: string, route: 'batch' | CallType]> = [
@@ -16,16 +18,23 @@ export const ROUTES: ReadonlyArray<readonly [path: string, route: 'batch' | Call
   ['/v1/alias', 'alias'], ['/v1/a', 'alias'],
 ];
 
+/** The analytics.js settings document of a write key (browser-settings.ts). */
+export const SETTINGS_PATH = '/v1/projects/:writeKey/settings';
+
 /**
  * The tracking API, in its own fastify scope: every Content-Type is read as raw bytes (browsers
  * send JSON as text/plain; decoding is ours), bodies are capped while being read, CORS is open
  * (browsers call from any site; the write key is the credential), and trailing slashes match.
+ * Beside it, the settings analytics.js loads before it sends anything.
  */
-export async function trackingApi(app: FastifyInstance, deps: IngestDeps): Promise<void> {
+export async function trackingApi(app: FastifyInstance, deps: IngestDeps & { browser: BrowserEndpoint }): Promise<void> {
   const openapi = openApiDocument();
   app.get('/openapi.json', async () => openapi);
   await app.register(async (scope) => {
-    await scope.register(cors, { origin: '*', methods: ['POST', 'OPTIONS'], allowedHeaders: ['Content-Type', 'Authorization', 'Content-Encoding'], maxAge: 86400 });
+    // Request headers are allowed as the preflight asks for them (no fixed list): analytics.js sends
+    // Authorization, X-Retry-Count on retries and whatever headers a page configures for it. With
+    // no cookies involved (origin *, no credentials) an allowed header grants nothing.
+    await scope.register(cors, { origin: '*', methods: ['GET', 'POST', 'OPTIONS'], maxAge: 86400 });
     scope.removeAllContentTypeParsers();
     // Content-Type is ignored, even one that is not a media type at all ("nonsense"), which fastify
     // would otherwise answer with 415 before any parser runs.
@@ -41,6 +50,19 @@ export async function trackingApi(app: FastifyInstance, deps: IngestDeps): Promi
         return reply.code(400).send(new IngestError(400, 'BODY_TOO_LARGE', `the body is over ${MAX_REQUEST_BYTES / 1024} KB`).toJSON());
       }
       throw error;
+    });
+
+    scope.get<{ Params: { writeKey: string } }>(SETTINGS_PATH, async (req, reply) => {
+      try {
+        const settings = handleSettings(deps, req.params.writeKey);
+        deps.metrics.requests.inc({ route: 'settings', status: 200 });
+        return reply.header('cache-control', `public, max-age=${SETTINGS_MAX_AGE_SECONDS}`).send(settings);
+      } catch (err) {
+        deps.metrics.requests.inc({ route: 'settings', status: (err as IngestError).status ?? 500 });
+        // A key refused now may be valid in a moment (a source just created or enabled).
+        void reply.header('cache-control', 'no-store');
+        throw err;
+      }
     });
 
     for (const [path, route] of ROUTES) {
