@@ -104,34 +104,25 @@ describe('WebhookClient', () => {
     const close = (server: TcpServer) => new Promise((r) => server.close(r));
     const post = (url: string) => client.post({ url, body: Buffer.from('{}'), headers: {}, sharedSecret: null });
 
-    it('a receiver that closes the connection during the handshake is retried', async () => {
-      const server = createTcpServer((socket: Socket) => socket.destroy());
+    /** Posts to a raw TCP server that misbehaves as `onConnection` says; the attempt must be a retried connection error. */
+    const retriedConnectionError = async (onConnection: (socket: Socket) => void, expected?: string) => {
+      const server = createTcpServer(onConnection);
       try {
         const result = await post(await listen(server));
         assert.equal(result.kind, 'error');
-        assert.notEqual(result.kind === 'error' && result.error, 'tls', JSON.stringify(result));
+        const error = result.kind === 'error' ? result.error : undefined;
+        if (expected) assert.equal(error, expected, JSON.stringify(result));
+        assert.notEqual(error, 'tls', JSON.stringify(result));
         assert.equal(classifyAttempt(result).verdict, 'retry');
       } finally { await close(server); }
-    });
+    };
 
-    it('a receiver that resets the connection during the handshake is retried', async () => {
-      const server = createTcpServer((socket: Socket) => socket.resetAndDestroy());
-      try {
-        const result = await post(await listen(server));
-        assert.equal(result.kind === 'error' && result.error, 'reset', JSON.stringify(result));
-        assert.equal(classifyAttempt(result).verdict, 'retry');
-      } finally { await close(server); }
-    });
+    it('a receiver that closes the connection during the handshake is retried', () => retriedConnectionError((socket) => socket.destroy()));
 
-    it('a receiver that answers the handshake with plain HTTP is retried (a misrouted listener may be mid-deploy)', async () => {
-      const server = createTcpServer((socket: Socket) => { socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\n\r\n')); });
-      try {
-        const result = await post(await listen(server));
-        assert.equal(result.kind, 'error');
-        assert.notEqual(result.kind === 'error' && result.error, 'tls', JSON.stringify(result));
-        assert.equal(classifyAttempt(result).verdict, 'retry');
-      } finally { await close(server); }
-    });
+    it('a receiver that resets the connection during the handshake is retried', () => retriedConnectionError((socket) => socket.resetAndDestroy(), 'reset'));
+
+    it('a receiver that answers the handshake with plain HTTP is retried (a misrouted listener may be mid-deploy)', () =>
+      retriedConnectionError((socket) => { socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\n\r\n')); }));
 
     it('a self-signed certificate is a TLS failure: no request, not retried', async () => {
       let requests = 0;
