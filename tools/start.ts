@@ -1,9 +1,13 @@
-// npm start: the whole pipeline on this machine. Starts (or reuses, via KAFKA_BROKERS /
-// SCHEMA_REGISTRY_URL) Kafka and the schema registry, creates the topics, registers the schemas,
-// starts every service, prints `ready` once all of them are, and stops everything on Ctrl-C.
+// npm start [-- --brokers 3] [--instances 2 | --instances fanout=2,delivery=2]: the whole pipeline
+// on this machine. Starts (or reuses, via KAFKA_BROKERS / SCHEMA_REGISTRY_URL) Kafka — one broker,
+// or a cluster — and the schema registry, creates the topics, registers the schemas, starts every
+// service (some several times), prints `ready` once all of them are, and stops everything on Ctrl-C.
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import { parseArgs } from 'node:util';
 import { startReceiver } from './demo/receiver.js';
+import { replicationFor } from './stack/kafka.js';
+import { kafkaAddresses, parseBrokers, parseInstances, serviceInstances } from './stack/layout.js';
 import { repoRoot } from './stack/paths.js';
 import { startStack, type Stack } from './stack/stack.js';
 import { runOnce, spawnService, waitForHttp, type ServiceProcess } from './stack/services.js';
@@ -12,14 +16,16 @@ const dir = join(repoRoot, '.switchyard');
 const logs = join(dir, 'logs');
 const log = (line: string) => console.log(`[switchyard] ${line}`);
 
-/** The long-running services, their port variable and default port. */
-const services = [
-  { name: 'control', portVar: 'CONTROL_PORT', port: 8081 },
-  { name: 'ingest', portVar: 'INGEST_PORT', port: 8080 },
-  { name: 'fanout', portVar: 'FANOUT_PORT', port: 8082 },
-  { name: 'delivery', portVar: 'DELIVERY_PORT', port: 8083 },
-  { name: 'audiences', portVar: 'AUDIENCES_PORT', port: 8084 },
-] as const;
+let options: { brokers: number; counts: ReturnType<typeof parseInstances>; kafkaPort: number; registryPort: number };
+try {
+  const { values } = parseArgs({ options: { brokers: { type: 'string' }, instances: { type: 'string' }, 'kafka-port': { type: 'string' }, 'registry-port': { type: 'string' } } });
+  options = { brokers: parseBrokers(values.brokers), counts: parseInstances(values.instances), kafkaPort: Number(values['kafka-port'] ?? 9092), registryPort: Number(values['registry-port'] ?? 8085) };
+} catch (err) {
+  console.error(`[switchyard] ${(err as Error).message}\nusage: npm start -- [--brokers N] [--instances N | --instances fanout=2,delivery=2] [--kafka-port 9092] [--registry-port 8085]`);
+  process.exit(2);
+}
+const prefix = process.env.SWITCHYARD_TOPIC_PREFIX ?? 'switchyard.';
+const services = serviceInstances(options.counts, prefix, process.env);
 
 const started: ServiceProcess[] = [];
 let stack: Stack | undefined;
@@ -39,7 +45,7 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, ()
 
 try {
   const t0 = Date.now();
-  stack = await startStack({ dir, kafkaPort: 9092, controllerPort: 9093, registryPort: 8085, log });
+  stack = await startStack({ dir, kafka: kafkaAddresses(options.brokers, options.kafkaPort), registryPort: options.registryPort, log });
   const adminToken = process.env.SWITCHYARD_ADMIN_TOKEN || randomBytes(24).toString('base64url');
   const demo = {
     DEMO_WRITE_KEY: process.env.DEMO_WRITE_KEY || 'demo-write-key',
@@ -56,6 +62,8 @@ try {
     SWITCHYARD_SEED_FILE: process.env.SWITCHYARD_SEED_FILE ?? join(repoRoot, 'tools/demo/seed.yaml'),
     ...demo,
   };
+  // A cluster this run started gets its topics replicated to match (3 copies, min.insync.replicas 2).
+  if (stack.kafka.length > 1 && !process.env.SWITCHYARD_REPLICATION_FACTOR) env.SWITCHYARD_REPLICATION_FACTOR = String(replicationFor(stack.kafka.length).replicationFactor);
   await startReceiver({
     port: Number(demo.DEMO_RECEIVER_PORT),
     sharedSecret: demo.DEMO_SHARED_SECRET,
@@ -64,15 +72,14 @@ try {
   log('creating topics and registering schemas');
   await runOnce('setup', { env, logFile: join(logs, 'setup.log') });
   for (const s of services) {
-    const port = Number(process.env[s.portVar] ?? s.port);
-    const proc = spawnService(s.name, { env: { ...env, [s.portVar]: String(port) }, logFile: join(logs, `${s.name}.log`) });
+    const proc = spawnService(s.service, { env: { ...env, ...s.env }, logFile: join(logs, `${s.name}.log`) });
     started.push(proc);
     void proc.exited.then((code) => { if (!stopping) { log(`${s.name} exited (${code}); see ${join(logs, `${s.name}.log`)}`); void stopAll(1); } });
   }
-  await Promise.all(services.map((s, i) => waitForHttp(`http://127.0.0.1:${process.env[s.portVar] ?? s.port}/readyz`, 60_000, started[i])));
-  for (const s of services) log(`${s.name.padEnd(9)} http://127.0.0.1:${process.env[s.portVar] ?? s.port}  (/healthz /readyz /metrics)  log: ${join(logs, `${s.name}.log`)}`);
+  await Promise.all(services.map((s, i) => waitForHttp(`http://127.0.0.1:${s.port}/readyz`, 90_000, started[i])));
+  for (const s of services) log(`${s.name.padEnd(11)} http://127.0.0.1:${s.port}  (/healthz /readyz /metrics)  log: ${join(logs, `${s.name}.log`)}`);
   log(`KAFKA_BROKERS=${stack.brokers} SCHEMA_REGISTRY_URL=${stack.registryUrl}`);
-  log(`debugger  http://127.0.0.1:${process.env.CONTROL_PORT ?? 8081}/debugger  (sign in with the admin token below)`);
+  log(`debugger    http://127.0.0.1:${services[0]!.port}/debugger  (sign in with the admin token below)`);
   log(`admin token: ${adminToken}${process.env.SWITCHYARD_ADMIN_TOKEN ? ' (from SWITCHYARD_ADMIN_TOKEN)' : ' (generated; set SWITCHYARD_ADMIN_TOKEN to choose one)'}`);
   log(`demo source write key: ${demo.DEMO_WRITE_KEY}; demo receiver http://127.0.0.1:${demo.DEMO_RECEIVER_PORT}/webhook (shared secret ${demo.DEMO_SHARED_SECRET})`);
   log(`ready in ${((Date.now() - t0) / 1000).toFixed(1)} s; Ctrl-C stops everything`);

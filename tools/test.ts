@@ -1,6 +1,8 @@
 // npm test: every test. Starts a fresh Kafka broker and schema registry in a temporary directory
 // (or uses KAFKA_BROKERS / SCHEMA_REGISTRY_URL), then runs node's test runner over every
 // *.test.ts file, and stops the stack. Extra arguments are passed to `node --test` (e.g. a file).
+// SWITCHYARD_TEST_BROKERS=3 starts a three-node cluster instead, and the tests' setup runs then
+// replicate their topics to match (SWITCHYARD_REPLICATION_FACTOR, unless set).
 // Every service a test starts logs to its own file under <run dir>/logs; at the end every such file
 // is scanned for the secrets the tests registered, and a leak fails the run (tools/stack/test-logs.ts).
 import { spawn } from 'node:child_process';
@@ -8,7 +10,9 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { repoRoot } from './stack/paths.js';
-import { freePort } from './stack/ports.js';
+import { replicationFor } from './stack/kafka.js';
+import { parseBrokers } from './stack/layout.js';
+import { freeKafkaAddresses, freePort } from './stack/ports.js';
 import { startStack, type Stack } from './stack/stack.js';
 import { scanLogs, TEST_LOG_DIR, TEST_SECRETS_FILE } from './stack/test-logs.js';
 
@@ -35,14 +39,16 @@ mkdirSync(logDir);
 let stack: Stack | undefined;
 let code = 1;
 try {
-  stack = await startStack({ dir, kafkaPort: await freePort(), controllerPort: await freePort(), registryPort: await freePort(), log });
+  const brokerCount = parseBrokers(process.env.SWITCHYARD_TEST_BROKERS);
+  stack = await startStack({ dir, kafka: await freeKafkaAddresses(brokerCount), registryPort: await freePort(), log });
+  const cluster = brokerCount > 1 ? { SWITCHYARD_REPLICATION_FACTOR: process.env.SWITCHYARD_REPLICATION_FACTOR ?? String(replicationFor(brokerCount).replicationFactor) } : {};
   const timings = [stack.timings.kafkaMs && `Kafka ${(stack.timings.kafkaMs / 1000).toFixed(1)} s`, stack.timings.registryMs && `registry ${(stack.timings.registryMs / 1000).toFixed(1)} s`].filter(Boolean);
   if (timings.length) log(`start-up: ${timings.join(', ')}`);
   code = await new Promise<number>((resolve) => {
     const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=300000', ...args, ...files], {
       cwd: repoRoot,
       stdio: 'inherit',
-      env: { ...process.env, KAFKA_BROKERS: stack!.brokers, SCHEMA_REGISTRY_URL: stack!.registryUrl, SWITCHYARD_TEST_DIR: dir, [TEST_LOG_DIR]: logDir, [TEST_SECRETS_FILE]: secretsFile },
+      env: { ...process.env, ...cluster, KAFKA_BROKERS: stack!.brokers, SCHEMA_REGISTRY_URL: stack!.registryUrl, SWITCHYARD_TEST_DIR: dir, [TEST_LOG_DIR]: logDir, [TEST_SECRETS_FILE]: secretsFile },
       // Its own process group: a test file killed at its timeout leaves the services it spawned
       // behind (its `after` never ran); once the runner is done, whatever is left of the group goes.
       detached: true,

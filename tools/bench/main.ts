@@ -8,7 +8,7 @@ import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { repoRoot } from '../stack/paths.js';
-import { freePort } from '../stack/ports.js';
+import { freeKafkaAddresses, freePort } from '../stack/ports.js';
 import { startStack, type Stack } from '../stack/stack.js';
 import type { Source } from '@switchyard/platform/config-view/config-state';
 import { HopWatcher, summariseHops } from './hops.js';
@@ -88,7 +88,7 @@ async function main(): Promise<void> {
   if (!(process.env.KAFKA_BROKERS && process.env.SCHEMA_REGISTRY_URL)) {
     tmp = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
     log('KAFKA_BROKERS / SCHEMA_REGISTRY_URL not set: starting a broker and registry');
-    stack = await startStack({ dir: tmp, kafkaPort: await freePort(), controllerPort: await freePort(), registryPort: await freePort(), log });
+    stack = await startStack({ dir: tmp, kafka: await freeKafkaAddresses(1), registryPort: await freePort(), log });
   }
   const ref: StackRef = { brokers: stack?.brokers ?? process.env.KAFKA_BROKERS!, registryUrl: stack?.registryUrl ?? process.env.SCHEMA_REGISTRY_URL! };
   const cleanups: Array<() => Promise<unknown>> = [];

@@ -1,44 +1,69 @@
-// A single-node Apache Kafka broker in KRaft mode (broker and controller in one JVM) on 127.0.0.1.
+// Apache Kafka in KRaft mode on 127.0.0.1: one node (broker and controller in one JVM), or a
+// cluster of such combined nodes whose controllers form one quorum (every node a voter).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createKafka } from '@switchyard/platform/kafka/client';
 import { createLogger } from '@switchyard/platform/logger';
 import { spawnManaged, waitUntil, type ManagedProcess } from './process.js';
 
-export interface KafkaOptions {
+/** Where one node listens: clients on port, the KRaft quorum on controllerPort. */
+export interface KafkaAddress {
+  port: number;
+  controllerPort: number;
+}
+
+export interface KafkaOptions extends KafkaAddress {
   libs: string;
   /** Holds config, data (log.dirs) and the broker's own log. */
   dir: string;
-  port: number;
-  controllerPort: number;
   heap?: string;
+  /** This node's id (1-based) among `cluster`; default 1. */
+  nodeId?: number;
+  /** Every node of the cluster, node i at index i − 1 (default: this node alone). */
+  cluster?: KafkaAddress[];
+  /** The cluster id to format new storage with (all nodes of a cluster share one); default a new one. */
+  clusterId?: string;
 }
 
 export interface RunningKafka extends ManagedProcess {
   brokers: string;
 }
 
-export function serverProperties({ dir, port, controllerPort }: KafkaOptions): string {
+/**
+ * Replication of the internal topics (__consumer_offsets, __transaction_state), the default for
+ * new topics, and the least in-sync replicas an acks=all write needs, for a cluster of n brokers:
+ * one broker has one copy of everything; three or more keep three copies and accept a write once
+ * two have it, so one broker may be down without stopping writes or losing acknowledged ones.
+ */
+export function replicationFor(brokers: number): { replicationFactor: number; minInsyncReplicas: number } {
+  const replicationFactor = Math.min(Math.max(brokers, 1), 3);
+  return { replicationFactor, minInsyncReplicas: replicationFactor >= 3 ? 2 : 1 };
+}
+
+export function serverProperties({ dir, port, controllerPort, nodeId = 1, cluster }: Omit<KafkaOptions, 'libs'>): string {
+  const nodes = cluster ?? [{ port, controllerPort }];
+  const { replicationFactor: rf, minInsyncReplicas: minIsr } = replicationFor(nodes.length);
   return [
     'process.roles=broker,controller',
-    'node.id=1',
-    `controller.quorum.voters=1@127.0.0.1:${controllerPort}`,
+    `node.id=${nodeId}`,
+    `controller.quorum.voters=${nodes.map((n, i) => `${i + 1}@127.0.0.1:${n.controllerPort}`).join(',')}`,
     `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
     `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
     'inter.broker.listener.name=PLAINTEXT',
     'controller.listener.names=CONTROLLER',
     'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
     `log.dirs=${join(dir, 'data')}`,
-    // One broker: internal topics cannot have more than one replica.
-    'offsets.topic.replication.factor=1',
+    // One broker: internal topics cannot have more than one replica. Three or more: three copies,
+    // two of them needed for a write (replicationFor).
+    `offsets.topic.replication.factor=${rf}`,
     'offsets.topic.num.partitions=10',
-    'transaction.state.log.replication.factor=1',
-    'transaction.state.log.min.isr=1',
+    `transaction.state.log.replication.factor=${rf}`,
+    `transaction.state.log.min.isr=${minIsr}`,
     'transaction.state.log.num.partitions=10',
-    'min.insync.replicas=1',
-    'default.replication.factor=1',
+    `min.insync.replicas=${minIsr}`,
+    `default.replication.factor=${rf}`,
     // Consumers join at once instead of waiting 3 s for more members.
     'group.initial.rebalance.delay.ms=0',
     // Topics are declared by Switchyard's admin step; a typo must not create one.
@@ -68,8 +93,15 @@ const log4j = (dir: string) => [
 ].join('\n');
 
 /** Kafka's cluster ids are 16 random bytes in URL-safe base64 without padding (so one may start with `-`: pass it as `--cluster-id=…`). */
-function clusterId(): string {
+export function newClusterId(): string {
   return randomBytes(16).toString('base64url');
+}
+
+/** The cluster id a node's storage was formatted with, or undefined when it is not formatted. */
+export function formattedClusterId(dir: string): string | undefined {
+  const meta = join(dir, 'data', 'meta.properties');
+  if (!existsSync(meta)) return undefined;
+  return /^cluster\.id=(.+)$/m.exec(readFileSync(meta, 'utf8'))?.[1]?.trim();
 }
 
 function javaArgs(opts: KafkaOptions, mainClass: string, rest: string[]): string[] {
@@ -82,14 +114,63 @@ function javaArgs(opts: KafkaOptions, mainClass: string, rest: string[]): string
 }
 
 export async function startKafka(opts: KafkaOptions): Promise<RunningKafka> {
+  const proc = await launchNode(opts);
+  const brokers = `127.0.0.1:${opts.port}`;
+  await waitUntil('Kafka broker', () => brokerAnswers(opts.port), 90_000, proc);
+  return { ...proc, brokers };
+}
+
+export interface ClusterOptions {
+  libs: string;
+  /** Node i keeps its config, data and log in dir/kafka-i. */
+  dir: string;
+  nodes: KafkaAddress[];
+  /** Maximum heap of each node; default 512m. */
+  heap?: string;
+}
+
+export interface RunningCluster {
+  /** Every node's client address, comma-separated (KAFKA_BROKERS). */
+  brokers: string;
+  nodes: RunningKafka[];
+  /** Stops every node at once (a quorum member stopped after the others would wait for them). */
+  stop(): Promise<void>;
+}
+
+/** The directory of node i (1-based) of a cluster under dir. */
+export const nodeDir = (dir: string, nodeId: number) => join(dir, `kafka-${nodeId}`);
+
+/**
+ * Starts a cluster of combined broker+controller nodes, every one a quorum voter, and resolves
+ * once the nodes report every broker registered and a controller elected. Storage already
+ * formatted (a restart of the same directory) keeps its cluster id; new storage gets the same one.
+ */
+export async function startKafkaCluster({ libs, dir, nodes, heap = '512m' }: ClusterOptions): Promise<RunningCluster> {
+  const clusterId = nodes.map((_, i) => formattedClusterId(nodeDir(dir, i + 1))).find((id) => id !== undefined) ?? newClusterId();
+  const started = await Promise.allSettled(nodes.map((n, i) => launchNode({ libs, dir: nodeDir(dir, i + 1), heap, nodeId: i + 1, cluster: nodes, clusterId, ...n })));
+  const running = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+  const stop = async () => { await Promise.all(running.map((p) => p.stop())); };
+  const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) { await stop(); throw failed.reason; }
+  try {
+    await waitUntil(`Kafka cluster of ${nodes.length}`, () => clusterAnswers(nodes.map((n) => n.port), nodes.length), 120_000, running[0]);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { brokers: nodes.map((n) => `127.0.0.1:${n.port}`).join(','), nodes: running.map((p, i) => ({ ...p, brokers: `127.0.0.1:${nodes[i]!.port}` })), stop };
+}
+
+/** Writes a node's config, formats its storage if new, and starts its JVM (without waiting for it to serve). */
+async function launchNode(opts: KafkaOptions): Promise<ManagedProcess> {
   mkdirSync(opts.dir, { recursive: true });
   const props = join(opts.dir, 'server.properties');
   writeFileSync(props, serverProperties(opts));
   writeFileSync(join(opts.dir, 'log4j.properties'), log4j(opts.dir));
 
-  if (!existsSync(join(opts.dir, 'data', 'meta.properties'))) {
+  if (formattedClusterId(opts.dir) === undefined) {
     await new Promise<void>((resolve, reject) => {
-      const format = spawn('java', javaArgs(opts, 'kafka.tools.StorageTool', ['format', `--cluster-id=${clusterId()}`, '-c', props, '--ignore-formatted']), { stdio: ['ignore', 'pipe', 'pipe'] });
+      const format = spawn('java', javaArgs(opts, 'kafka.tools.StorageTool', ['format', `--cluster-id=${opts.clusterId ?? newClusterId()}`, '-c', props, '--ignore-formatted']), { stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';
       format.stdout.on('data', (d) => { output += d; });
       format.stderr.on('data', (d) => { output += d; });
@@ -98,26 +179,28 @@ export async function startKafka(opts: KafkaOptions): Promise<RunningKafka> {
     });
   }
 
-  const proc = await spawnManaged({
-    name: 'kafka',
+  return spawnManaged({
+    name: opts.cluster && opts.cluster.length > 1 ? `kafka-${opts.nodeId ?? 1}` : 'kafka',
     command: 'java',
     args: javaArgs(opts, 'kafka.Kafka', [props]),
     logFile: join(opts.dir, 'kafka.out'),
     pidFile: join(opts.dir, 'kafka.pid'),
   });
-  const brokers = `127.0.0.1:${opts.port}`;
-  await waitUntil('Kafka broker', () => brokerAnswers(opts.port), 90_000, proc);
-  return { ...proc, brokers };
 }
 
 /** Ready when the broker answers a metadata request (it accepts connections before it has joined its KRaft quorum). */
 export async function brokerAnswers(port: number): Promise<boolean> {
-  const kafka = createKafka({ brokers: [`127.0.0.1:${port}`], clientId: 'switchyard-stack', logger: createLogger({ service: 'stack', level: 'silent' }), overrides: { retry: { retries: 0 } } });
+  return clusterAnswers([port], 1);
+}
+
+/** Ready when the nodes answer a metadata request listing at least `brokers` brokers and an elected controller. */
+export async function clusterAnswers(ports: number[], brokers: number): Promise<boolean> {
+  const kafka = createKafka({ brokers: ports.map((p) => `127.0.0.1:${p}`), clientId: 'switchyard-stack', logger: createLogger({ service: 'stack', level: 'silent' }), overrides: { retry: { retries: 0 } } });
   const admin = kafka.admin();
   try {
     await admin.connect();
     const cluster = await admin.describeCluster();
-    return cluster.brokers.length > 0 && cluster.controller !== null;
+    return cluster.brokers.length >= brokers && cluster.controller !== null;
   } finally {
     await admin.disconnect().catch(() => undefined);
   }

@@ -12,3 +12,10 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/** Free client and controller ports for each of count Kafka nodes (tests: nothing fixed, nothing shared). */
+export async function freeKafkaAddresses(count: number): Promise<{ port: number; controllerPort: number }[]> {
+  const addresses = [];
+  for (let i = 0; i < count; i++) addresses.push({ port: await freePort(), controllerPort: await freePort() });
+  return addresses;
+}

@@ -1,7 +1,7 @@
 import type { Admin } from 'kafkajs';
 import type { Logger } from '../logger.js';
 import { withRetries } from '../retry.js';
-import type { TopicDeclaration } from './topics.js';
+import { replicationConfigs, type TopicDeclaration } from './topics.js';
 
 export interface EnsureTopicsResult {
   created: string[];
@@ -45,7 +45,7 @@ async function ensureTopicsOnce(admin: Admin, declarations: TopicDeclaration[], 
         topic: d.name,
         numPartitions: d.partitions,
         replicationFactor,
-        configEntries: Object.entries(d.configs).map(([name, value]) => ({ name, value })),
+        configEntries: Object.entries({ ...d.configs, ...replicationConfigs(replicationFactor) }).map(([name, value]) => ({ name, value })),
       })),
     });
     result.created.push(...missing.map((d) => d.name));
@@ -55,17 +55,21 @@ async function ensureTopicsOnce(admin: Admin, declarations: TopicDeclaration[], 
   if (present.length === 0) return log(result, logger);
 
   const metadata = await admin.fetchTopicMetadata({ topics: present.map((d) => d.name) });
-  const grow = present.filter((d) => (metadata.topics.find((t) => t.name === d.name)?.partitions.length ?? 0) < d.partitions);
+  const partitionsOf = (name: string) => metadata.topics.find((t) => t.name === name)?.partitions ?? [];
+  const grow = present.filter((d) => partitionsOf(d.name).length < d.partitions);
   if (grow.length > 0) {
     await admin.createPartitions({ topicPartitions: grow.map((d) => ({ topic: d.name, count: d.partitions })) });
     result.partitionsAdded.push(...grow.map((d) => d.name));
   }
 
+  // An existing topic keeps its replication factor (changing it is a reassignment, an operator's
+  // job); the configs that follow from it are those of the replicas it has, not of the setting.
+  const withReplication = present.map((d) => ({ ...d, configs: { ...d.configs, ...replicationConfigs(partitionsOf(d.name)[0]?.replicas.length ?? 1) } }));
   const described = await admin.describeConfigs({
     includeSynonyms: false,
-    resources: present.map((d) => ({ type: TOPIC_RESOURCE, name: d.name, configNames: Object.keys(d.configs) })),
+    resources: withReplication.map((d) => ({ type: TOPIC_RESOURCE, name: d.name, configNames: Object.keys(d.configs) })),
   });
-  for (const decl of present) {
+  for (const decl of withReplication) {
     const entries = described.resources.find((r) => r.resourceName === decl.name)?.configEntries ?? [];
     const differs = Object.entries(decl.configs).some(([k, v]) => entries.find((e) => e.configName === k)?.configValue !== v);
     if (!differs) continue;

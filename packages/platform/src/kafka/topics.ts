@@ -20,6 +20,16 @@ export interface TopicSettings {
 
 const DAY_MS = 86_400_000;
 
+/**
+ * Topic configs that follow from the replication factor: with three copies or more, an acks=all
+ * write needs two of them (`min.insync.replicas=2`), so one broker may be down without stopping
+ * writes and an acknowledged write survives losing any one broker. Below three the broker's own
+ * default applies (with one or two copies, requiring two would stop writes whenever one is down).
+ */
+export function replicationConfigs(replicationFactor: number): Record<string, string> {
+  return replicationFactor >= 3 ? { 'min.insync.replicas': '2' } : {};
+}
+
 export function topicNames(prefix: string) {
   return {
     ingest: `${prefix}ingest`,
