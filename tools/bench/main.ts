@@ -16,6 +16,7 @@ import { batchRequests, median, quantile, runLoad, type LoadRequest } from './lo
 import { cpuMs, makeDestination, makeSource, Pipeline, rawKafka, rssMb, startBareIngest, type StackRef } from './pipeline.js';
 import { summariseDir } from './profile.js';
 import { countArrived, messageIdOf, startBenchReceiver, type BenchReceiver } from './receiver.js';
+import { scrapeStats, statsNote } from './service-stats.js';
 
 export type Mode = 'tiny' | 'quick' | 'full';
 
@@ -305,9 +306,12 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
     const reqs = batchRequests(runId, label, Math.ceil(events / batchSize), batchSize);
     const ids = reqs.flatMap((x) => x.ids);
     const watcher = await new HopWatcher(ref, p1.topics.deliveryAttempts).start();
+    const statsOf = () => Promise.all(p1.services.map((x) => scrapeStats(x.url)));
+    const stats0 = await statsOf();
     try {
       const res = await runLoad({ origin: ingest!.url, path: '/v1/batch', headers: basicAuth(src), requests: reqs, concurrency: s.ingestConcurrency * 4, intervalMs: (1000 * batchSize) / ratePerS });
       const ok = await r.waitForAll(ids, s.deliverTimeoutMs).then(() => res.errors === 0, () => false);
+      const stats1 = await statsOf();
       await watcher.waitFor(ids, 5000);
       const latencies = ids.flatMap((id) => { const at = r.arrivals.get(id); const ack = res.acks.get(id); return at !== undefined && ack !== undefined ? [Math.max(0, at - ack)] : []; });
       const last = Math.max(...ids.map((id) => r.arrivals.get(id) ?? 0));
@@ -315,6 +319,7 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
         ok, batchSize, offered: ids.length / ((res.endedAt - res.startedAt) / 1000), delivered: countArrived(ids, r.arrivals) / ((last - res.startedAt) / 1000),
         p50ms: quantile(latencies, 0.5), p99ms: quantile(latencies, 0.99), p999ms: quantile(latencies, 0.999), ingestP99ms: quantile(res.latencies, 0.99),
         hops: summariseHops(ids, res.acks, r.arrivals, watcher.times),
+        services: Object.fromEntries(p1.services.map((x, i) => [x.name, statsNote(stats0[i]!, stats1[i]!)])),
       };
       r.reset();
       return result;
@@ -391,6 +396,7 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
           // → delivery (decided → first request: transaction commit, fetch, dispatch), http (→ arrival).
           hopIngest: `${round(h.ingest.p50)}/${round(h.ingest.p99)}`, hopFanout: `${round(h.toFanout.p50)}/${round(h.toFanout.p99)}`,
           hopDelivery: `${round(h.toDelivery.p50)}/${round(h.toDelivery.p99)}`, hopHttp: `${round(h.http.p50)}/${round(h.http.p99)}`, hopSamples: h.samples,
+          ...l.services,
         },
         rssMb: rss(),
       });
