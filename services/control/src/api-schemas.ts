@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDestinationFilter } from '@switchyard/platform/filters/destination-filter';
 import type { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { ApiError } from './api-error.js';
 
@@ -58,6 +59,25 @@ export function webhookSchema(policy: AddressPolicy) {
   });
 }
 
+/** `where.and[1].value` → ['where', 'and', 1, 'value'] (zod issue paths, formatted back by parseBody). */
+function pathSegments(path: string): PropertyKey[] {
+  return [...path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] === undefined ? m[1]! : Number(m[2])));
+}
+
+/**
+ * A destination's event filter (README "Event filters"): checked with the parser fan-out compiles
+ * it with, so the API refuses exactly what fan-out could not apply; the refusal names the path
+ * (`filter.where.and[1].value`) with code INVALID_FILTER.
+ */
+export const destinationFilter = z.unknown().superRefine((value, ctx) => {
+  if (value === undefined || value === null) return;
+  const parsed = parseDestinationFilter(value);
+  if (!parsed.ok) ctx.addIssue({ code: 'custom', path: parsed.path ? pathSegments(parsed.path) : [], message: parsed.message, ...withCode('INVALID_FILTER') });
+}).meta({
+  description: 'Which calls the destination gets (default: all): {types?: [call types], events?: [track event names, * wildcards], where?: condition over properties, traits and context}; null removes it',
+  examples: [{ types: ['track', 'identify'], events: ['Order *', 'Signed Up'], where: { property: 'total', op: 'gt', value: 50 } }],
+});
+
 export function destinationSchemas(policy: AddressPolicy) {
   const webhooks = z.array(webhookSchema(policy), { error: 'settings.webhooks must be a list' })
     .min(1, 'at least one webhook is required')
@@ -70,11 +90,13 @@ export function destinationSchemas(policy: AddressPolicy) {
     type: z.literal('webhooks', { error: 'type must be "webhooks"' }),
     enabled: z.boolean().default(true),
     settings: z.strictObject({ sharedSecret: sharedSecret.optional(), webhooks }, { error: 'settings is required' }),
+    filter: destinationFilter.optional(),
   });
   const patch = z.strictObject({
     name: z.string().trim().min(1).max(200).optional(),
     enabled: z.boolean().optional(),
     settings: z.strictObject({ sharedSecret: sharedSecret.optional(), webhooks: webhooks.optional() }).optional(),
+    filter: destinationFilter.optional(),
   });
   return { create, patch };
 }

@@ -53,6 +53,7 @@ export function openApiDocument(): Record<string, unknown> {
                   tier: { type: ['integer', 'null'], description: 'retrying: the retry tier it waits in; delivered / dead_lettered: the tier of the last attempt (0 = delivery topic); otherwise null' },
                   nextAttemptAt: { type: ['string', 'null'], format: 'date-time', description: 'retrying: earliest time of the next attempt' },
                   deadLetterReason: { type: ['string', 'null'] },
+                  filterReason: { type: ['string', 'null'], description: 'filtered: integrations (the call\'s integrations map) or filter (the destination\'s event filter); else null' },
                   attempts: {
                     type: 'array', description: 'Oldest first; one entry per URL tried (urlIndex -1: no request was made)',
                     items: {
@@ -73,7 +74,17 @@ export function openApiDocument(): Record<string, unknown> {
           type: 'object', required: ['sourceId', 'days'],
           properties: {
             sourceId: { type: 'string' },
-            days: { type: 'array', description: 'UTC days, newest first', items: { type: 'object', required: ['day', 'accepted', 'rejected', 'filtered'], properties: { day: { type: 'string', format: 'date' }, accepted: { type: 'integer' }, rejected: { type: 'integer' }, filtered: { type: 'integer' } } } },
+            days: {
+              type: 'array', description: 'UTC days, newest first',
+              items: {
+                type: 'object', required: ['day', 'accepted', 'rejected', 'filtered', 'filteredBy'],
+                properties: {
+                  day: { type: 'string', format: 'date' }, accepted: { type: 'integer' }, rejected: { type: 'integer' },
+                  filtered: { type: 'integer', description: 'calls kept from every destination by their integrations map, or from at least one by a destination filter (once per call)' },
+                  filteredBy: { type: 'object', properties: { integrations: { type: 'integer' }, filter: { type: 'integer' } } },
+                },
+              },
+            },
           },
         },
         Destination: {
@@ -81,6 +92,7 @@ export function openApiDocument(): Record<string, unknown> {
           properties: {
             id: { type: 'string' }, sourceId: { type: 'string' }, name: { type: 'string' }, type: { const: 'webhooks' }, enabled: { type: 'boolean' },
             settings: { type: 'object', properties: { sharedSecret: { type: ['string', 'null'], description: 'Masked as ******** when set' }, webhooks: { type: 'array', maxItems: 5, items: { type: 'object', properties: { url: { type: 'string' }, headers: { type: 'object', additionalProperties: { type: 'string' } } } } } } },
+            filter: { type: ['object', 'null'], description: 'The event filter ({types?, events?, where?}), null when every call goes through' },
             createdAt: iso, updatedAt: iso,
           },
         },

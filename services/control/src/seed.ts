@@ -6,6 +6,7 @@ import { parseBody, sourceCreate } from './api-schemas.js';
 import { change, type ConfigChange } from './config-store.js';
 import type { ControlDeps } from './control-deps.js';
 import { newWriteKey } from './ids.js';
+import { storedFilter } from './views.js';
 
 /**
  * A seed file keeps sources and destinations in git (YAML). Applied at start-up, idempotently: an
@@ -80,6 +81,7 @@ export async function applySeed(seed: unknown, { view, store, clock, destination
     const next: Destination = {
       id: entry.id, sourceId: entry.sourceId, name: entry.name, type: entry.type, enabled: entry.enabled,
       sharedSecret: entry.settings.sharedSecret ?? null, webhooks: entry.settings.webhooks,
+      filter: storedFilter(entry.filter),
       createdAt: current?.createdAt ?? now, updatedAt: now,
     };
     if (current && sameExceptTimes(current, next)) unchanged++;

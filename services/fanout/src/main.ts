@@ -55,6 +55,6 @@ runMain('fanout', async () => {
   consumer.on(consumer.events.GROUP_JOIN, () => metrics.lag.reset());
   await runFanout({
     consumer, producer, groupId, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now,
-    recordTrace: config.FANOUT_RECORD_TRACE, countUsage: (sourceId, receivedAt, outcome, n) => usage.count(sourceId, receivedAt, outcome, n),
+    recordTrace: config.FANOUT_RECORD_TRACE, countUsage: (sourceId, receivedAt, outcome, n, reason) => usage.count(sourceId, receivedAt, outcome, n, reason),
   });
 });

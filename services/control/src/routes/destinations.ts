@@ -6,7 +6,7 @@ import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
 import { change } from '../config-store.js';
 import { newDestinationId } from '../ids.js';
-import { destinationView } from '../views.js';
+import { destinationView, storedFilter } from '../views.js';
 
 type IdParams = { Params: { id: string } };
 
@@ -20,6 +20,7 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
     const destination: Destination = {
       id: body.id ?? newDestinationId(), sourceId: body.sourceId, name: body.name, type: body.type, enabled: body.enabled,
       sharedSecret: body.settings.sharedSecret ?? null, webhooks: body.settings.webhooks, createdAt: now, updatedAt: now,
+      filter: storedFilter(body.filter),
     };
     if (view.state.destination(destination.id)) throw new ApiError(400, 'DUPLICATE_ID', `destination ${destination.id} exists`, 'id');
     await store.write(change.putDestination(destination));
@@ -43,6 +44,7 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
       enabled: body.enabled ?? current.enabled,
       sharedSecret: body.settings?.sharedSecret === undefined ? current.sharedSecret : body.settings.sharedSecret,
       webhooks: body.settings?.webhooks ?? current.webhooks,
+      filter: body.filter === undefined ? current.filter : storedFilter(body.filter),
       updatedAt: clock(),
     };
     await store.write(change.putDestination(next));
