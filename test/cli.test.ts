@@ -95,6 +95,19 @@ describe('switchyard CLI against the real control service', () => {
     assert.equal((await cli('destinations', 'get', dest.id)).code, 1);
   });
 
+  it('destination filters: --filter on create, refused with its path, replaced, removed with --no-filter', async () => {
+    const source = await cliJson('sources', 'create', 'Filter owner');
+    const filter = { types: ['track'], events: ['Order *'], where: { property: 'total', op: 'gt', value: 50 } };
+    const dest = await cliJson('destinations', 'create', '--source', source.id, '--url', 'https://f.example.com/in', '--filter', JSON.stringify(filter));
+    assert.deepEqual(dest.filter, filter);
+    assert.match((await cli('destinations', 'get', dest.id)).stdout, /^filter: +\{"types":\["track"\]/m);
+    const refused = await cli('destinations', 'update', dest.id, '--filter', '{"where":{"and":[{"context":"library.name","op":"exists"},{"trait":"plan","op":"gt","value":"x"}]}}');
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /error INVALID_FILTER: .*\(field: filter\.where\.and\[1\]\.value\)/);
+    assert.deepEqual((await cliJson('destinations', 'update', dest.id, '--filter', '{"types":["identify"]}')).filter, { types: ['identify'] });
+    assert.equal((await cliJson('destinations', 'update', dest.id, '--no-filter')).filter, null);
+  });
+
   it('deletions: request a user\'s deletion (notifications for sources with enabled webhooks)', async () => {
     const source = await cliJson('sources', 'create', 'Deletion owner');
     await cliJson('destinations', 'create', '--source', source.id, '--url', 'https://d.example.com/in');

@@ -49,9 +49,17 @@ export interface Destination {
   enabled: boolean;
   /** The API masks a set secret as "********". */
   settings: { sharedSecret: string | null; webhooks: Webhook[] };
+  /** Which calls it gets; null: every call. */
+  filter?: DestinationFilter | null;
   createdAt: string;
   updatedAt: string;
 }
+
+/**
+ * A destination's event filter, as JSON: `{types?, events?, where?}`. The API validates it and says
+ * where it is wrong (INVALID_FILTER, field e.g. `filter.where.and[1].value`).
+ */
+export type DestinationFilter = Record<string, unknown>;
 
 export interface DestinationList {
   destinations: Destination[];
@@ -63,6 +71,7 @@ export interface CreateDestinationInput {
   type: 'webhooks';
   enabled?: boolean;
   settings: { sharedSecret?: string | null; webhooks: WebhookInput[] };
+  filter?: DestinationFilter;
 }
 
 /** A field left out stays unchanged; `sharedSecret: null` removes the secret. */
@@ -70,6 +79,8 @@ export interface UpdateDestinationInput {
   name?: string;
   enabled?: boolean;
   settings?: { sharedSecret?: string | null; webhooks?: WebhookInput[] };
+  /** null removes the filter. */
+  filter?: DestinationFilter | null;
 }
 
 /** A delivery that failed for good, as the API shows it. */

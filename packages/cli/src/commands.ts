@@ -112,6 +112,31 @@ async function jsonObject(ctx: ActionContext, flag: string, flags: JsonFlags): P
   return value ?? ctx.usage(`give --${flag} <json> or --${flag}-file <path>`);
 }
 
+const filterHelp = [
+  '',
+  'A filter is JSON: which calls the destination gets (every call when there is none), e.g.',
+  '  {"types": ["track", "identify"], "events": ["Order *", "Signed Up"],',
+  '   "where": {"or": [{"property": "total", "op": "gt", "value": 50}, {"context": "library.name", "op": "eq", "value": "analytics-go"}]}}',
+  '`events` names track calls (* matches any characters); `where` is the audience condition language',
+  'over the call\'s properties, traits and context. The API names the field that is wrong.',
+].join('\n');
+
+type FilterFlags = { filter?: string | false; filterFile?: string };
+
+/** The filter of --filter / --filter-file, null for --no-filter, undefined when none was given. */
+async function filterOf(ctx: ActionContext, opts: FilterFlags): Promise<Record<string, unknown> | null | undefined> {
+  if (opts.filter === false) {
+    if (opts.filterFile !== undefined) return ctx.usage('--no-filter and --filter-file: give one or the other');
+    return null;
+  }
+  try {
+    return await jsonObjectFromFlags('filter', { inline: opts.filter, file: opts.filterFile });
+  } catch (err) {
+    if (err instanceof FlagError) return ctx.usage(err.message);
+    throw err;
+  }
+}
+
 const sources: GroupSpec = {
   name: 'sources',
   summary: 'manage sources (where events come from)',
@@ -209,16 +234,20 @@ const destinations: GroupSpec = {
         new Option('--secret <secret>', 'shared secret the webhooks are signed with'),
         new Option('--name <name>', 'a name for people'),
         new Option('--disabled', 'create it disabled'),
+        ...jsonOptions('filter', 'event filter'),
       ],
-      async run(ctx, _args, opts: WebhookFlags & { source: string; name?: string; secret?: string; disabled?: boolean }) {
+      help: filterHelp,
+      async run(ctx, _args, opts: WebhookFlags & FilterFlags & { source: string; name?: string; secret?: string; disabled?: boolean }) {
         const hooks = webhooks(ctx, opts);
         if (hooks === undefined) return ctx.usage('give at least one --url, or --webhooks-json');
+        const filter = await filterOf(ctx, opts);
         const body = await ctx.client().createDestination({
           sourceId: opts.source,
           type: 'webhooks',
           ...(opts.name === undefined ? {} : { name: opts.name }),
           ...(opts.disabled ? { enabled: false } : {}),
           settings: { ...(opts.secret === undefined ? {} : { sharedSecret: opts.secret }), webhooks: hooks },
+          ...(filter ? { filter } : {}),
         });
         return { json: body, text: destinationBlock(body) };
       },
@@ -240,22 +269,27 @@ const destinations: GroupSpec = {
         ...webhookOptions('webhook URL; repeat for several; replaces the whole list'),
         new Option('--secret <secret>', 'set the shared secret'),
         new Option('--no-secret', 'remove the shared secret'),
+        ...jsonOptions('filter', 'new event filter'),
+        new Option('--no-filter', 'remove the event filter (every call goes through)'),
       ],
-      async run(ctx, [id = ''], opts: WebhookFlags & { name?: string; secret?: string | false; enable?: boolean; disable?: boolean }) {
+      help: filterHelp,
+      async run(ctx, [id = ''], opts: WebhookFlags & FilterFlags & { name?: string; secret?: string | false; enable?: boolean; disable?: boolean }) {
         const hooks = webhooks(ctx, opts);
+        const filter = await filterOf(ctx, opts);
         const settings = {
           ...(hooks === undefined ? {} : { webhooks: hooks }),
           // --no-secret arrives as false; the API removes the secret on null.
           ...(opts.secret === undefined ? {} : { sharedSecret: opts.secret === false ? null : opts.secret }),
         };
         const enabled = enabledFrom(opts);
-        if (opts.name === undefined && enabled === undefined && Object.keys(settings).length === 0) {
-          ctx.usage('nothing to update: give --name, --enable/--disable, --url, --webhooks-json, --secret or --no-secret');
+        if (opts.name === undefined && enabled === undefined && Object.keys(settings).length === 0 && filter === undefined) {
+          ctx.usage('nothing to update: give --name, --enable/--disable, --url, --webhooks-json, --secret, --no-secret, --filter or --no-filter');
         }
         const body = await ctx.client().updateDestination(id, {
           name: opts.name,
           enabled,
           ...(Object.keys(settings).length === 0 ? {} : { settings }),
+          ...(filter === undefined ? {} : { filter }),
         });
         return { json: body, text: destinationBlock(body) };
       },

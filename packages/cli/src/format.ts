@@ -63,6 +63,7 @@ export function destinationBlock(d: Destination): string {
     // Shown as the API gives it: masked when set, so the secret never reaches a terminal.
     ['shared secret', d.settings.sharedSecret ?? '(none)'],
     ['webhooks', d.settings.webhooks.map(webhookLine)],
+    ['filter', d.filter ? JSON.stringify(d.filter) : '(none: every call)'],
     ['created', d.createdAt],
     ['updated', d.updatedAt],
   ]);

@@ -249,6 +249,7 @@ describe('destinations', () => {
         'shared secret: ********',
         'webhooks:      https://a.example/hook  (headers: X-Api-Key, X-Env)',
         '               https://b.example/hook',
+        'filter:        (none: every call)',
         'created:       2025-01-02T03:04:05.000Z',
         'updated:       2025-01-02T03:04:06.000Z',
         '',
@@ -320,6 +321,35 @@ describe('destinations', () => {
     api.requests.length = 0;
     const r = await cli(['destinations', 'update', 'dst_1']);
     assert.equal(r.code, 2);
+    assert.equal(api.requests.length, 0);
+  });
+
+  it('create and update send the --filter or --filter-file JSON; --no-filter sends null; get shows it', async () => {
+    const filter = { types: ['track'], events: ['Order *'] };
+    api.on('POST', '/v1/destinations', { status: 201, body: { ...destination, filter } });
+    const created = await cli(['destinations', 'create', '--source', 'src_1', '--url', 'https://a.example/hook', '--filter', JSON.stringify(filter)]);
+    ok(created);
+    sent('POST', '/v1/destinations', { sourceId: 'src_1', type: 'webhooks', settings: { webhooks: [{ url: 'https://a.example/hook' }] }, filter });
+    assert.match(created.stdout, /^filter: +\{"types":\["track"\],"events":\["Order \*"\]\}$/m);
+    api.requests.length = 0;
+    const dir = await mkdtemp(join(tmpdir(), 'cli-filter-'));
+    try {
+      await writeFile(join(dir, 'filter.json'), '{"where":{"property":"total","op":"gt","value":50}}');
+      api.on('PATCH', '/v1/destinations/dst_1', { status: 200, body: destination });
+      ok(await cli(['destinations', 'update', 'dst_1', '--filter-file', join(dir, 'filter.json')]));
+      sent('PATCH', '/v1/destinations/dst_1', { filter: { where: { property: 'total', op: 'gt', value: 50 } } });
+    } finally {
+      await rm(dir, { recursive: true });
+    }
+    api.requests.length = 0;
+    const cleared = await cli(['destinations', 'update', 'dst_1', '--no-filter']);
+    ok(cleared);
+    sent('PATCH', '/v1/destinations/dst_1', { filter: null });
+    assert.match(cleared.stdout, /^filter: +\(none: every call\)$/m);
+    api.requests.length = 0;
+    const bad = await cli(['destinations', 'update', 'dst_1', '--filter', '[1]']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--filter must be a JSON object/);
     assert.equal(api.requests.length, 0);
   });
 
