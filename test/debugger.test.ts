@@ -19,6 +19,7 @@ import { pipelineEnv, setupTopics, startService, type RunningService } from './s
 import { uniquePrefix } from './support/stack.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+const INTERNAL_OUT = { where: { not: { property: 'internal', op: 'eq', value: true } } };
 const artifacts = join(repoRoot, 'test-artifacts', 'debugger');
 
 describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt install chromium)` }, () => {
@@ -71,7 +72,8 @@ describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? fa
       if (refused.has(messageId) && refusing) return { status: 410, body: 'gone' };
       return {};
     });
-    destination = makeDestination(source.id, { id: 'orders-hook', name: 'Orders webhook', webhooks: [{ url: receiver.url, headers: {} }] });
+    // Its filter lets through every call the suite sends but those marked internal.
+    destination = makeDestination(source.id, { id: 'orders-hook', name: 'Orders webhook', webhooks: [{ url: receiver.url, headers: {} }], filter: JSON.stringify(INTERNAL_OUT) });
     const env = pipelineEnv(prefix, { SWITCHYARD_ADMIN_TOKEN: token, SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', SWITCHYARD_RETRY_TIERS: '300ms,600ms', SWITCHYARD_RETRY_DEADLINE: '30s' });
     await setupTopics(env);
     await writeConfig(prefix, { sources: [source, other], destinations: [destination] });
@@ -211,6 +213,20 @@ describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? fa
     for (const a of attempts) assert.match(a[7]!, /^\d+ ms$/);
     await page.locator('#trace-status', { hasText: 'final state' }).waitFor();
     await shot('03-trace');
+  });
+
+  it('the destinations panel shows each destination\'s filter; a call the filter keeps out shows as filtered by it', async () => {
+    const panel = page.locator(`#destinations .destination-config[data-destination-id="${destination.id}"]`);
+    await panel.waitFor();
+    assert.deepEqual(JSON.parse(await panel.locator('pre.filter').textContent() ?? 'null'), INTERNAL_OUT);
+    const messageId = randomUUID();
+    await send([{ messageId, type: 'track', userId: 'ada', event: 'Cache Warmed', properties: { internal: true } }]);
+    await row(messageId).waitFor({ timeout: 2000 });
+    await row(messageId).click();
+    const traced = page.locator(`#trace .destination[data-destination-id="${destination.id}"][data-state="filtered"]`);
+    await traced.waitFor({ timeout: 15_000 });
+    assert.match(await traced.locator('.where').textContent() ?? '', /kept out by the destination's event filter/);
+    assert.equal(receiver.forMessage(messageId).length, 0);
   });
 
   it('a dead letter of the destination is listed and its Replay button gets it delivered', async () => {

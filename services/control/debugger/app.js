@@ -25,6 +25,7 @@ const el = {
   trace: $('trace'), traceStatus: $('trace-status'), traceRefresh: $('trace-refresh'), json: $('json'),
   deadLetterDestination: /** @type {HTMLSelectElement} */ ($('dead-letter-destination')), deadLettersRefresh: $('dead-letters-refresh'),
   deadLettersStatus: $('dead-letters-status'), deadLettersTable: $('dead-letters-table'), deadLettersRows: $('dead-letters-rows'),
+  destinations: $('destinations'), destinationsStatus: $('destinations-status'), destinationsRefresh: $('destinations-refresh'),
 };
 
 /** @typedef {import('./feed.js').LiveCall & { seq: number }} Call */
@@ -366,6 +367,7 @@ async function loadTrace() {
   }
 }
 
+const FILTER_TEXT = { filter: 'kept out by the destination\'s event filter', integrations: 'kept out by the call\'s integrations map' };
 const STATE_TEXT = { pending: 'pending', delivered: 'delivered', retrying: 'retrying', dead_lettered: 'dead-lettered', filtered: 'filtered' };
 
 function renderTrace(trace) {
@@ -386,6 +388,7 @@ function renderTrace(trace) {
     if (d.state === 'retrying' && d.tier !== null) where.push(`waiting in retry tier ${d.tier}${d.nextAttemptAt ? ` until ${formatTime(d.nextAttemptAt)}` : ''}`);
     else if (d.nextAttemptAt) where.push(`next attempt ${formatTime(d.nextAttemptAt)}`);
     if (d.deadLetterReason) where.push(`dead-lettered: ${d.deadLetterReason}`);
+    if (d.filterReason) where.push(FILTER_TEXT[d.filterReason] ?? `filtered: ${d.filterReason}`);
     if (where.length) section.append(paragraph('where', where.join(' · ')));
     if (d.attempts.length === 0) {
       section.append(paragraph('hint', 'No attempt yet.'));
@@ -424,6 +427,7 @@ async function loadDestinations(sourceId) {
   if (!r.ok) throw new Error(errorText(r));
   const destinations = r.body.destinations;
   state.destinationNames = new Map(destinations.map((d) => [d.id, d.name]));
+  renderDestinations(destinations);
   el.deadLetterDestination.replaceChildren(...destinations.map((d) => option(d.id, `${d.name} (${d.id})`)));
   if (destinations.length === 0) {
     el.deadLettersTable.hidden = true;
@@ -431,6 +435,42 @@ async function loadDestinations(sourceId) {
     return;
   }
   await loadDeadLetters();
+}
+
+el.destinationsRefresh.addEventListener('click', () => void loadDestinations(el.source.value).catch((err) => onFailure(err, el.destinationsStatus)));
+
+/** Each destination of the source as configured: enabled, its event filter (and, later, its signing and replays). */
+function renderDestinations(destinations) {
+  el.destinationsStatus.textContent = destinations.length === 0 ? 'This source has no destinations.' : '';
+  el.destinations.replaceChildren(...destinations.map((d) => {
+    const section = document.createElement('section');
+    section.className = 'destination-config';
+    section.dataset.destinationId = d.id;
+    const heading = document.createElement('h3');
+    heading.append(span('dest-name', `${d.name} (${d.id})`), ' ', span(`state ${d.enabled ? 'state-delivered' : 'state-filtered'}`, d.enabled ? 'enabled' : 'disabled'));
+    const list = document.createElement('dl');
+    const filter = d.filter ? preformatted('filter', JSON.stringify(d.filter, null, 2)) : span('filter none', 'none: every call');
+    addTerm(list, 'Filter', filter);
+    addTerm(list, 'Webhooks', `${d.settings.webhooks.length} URL${d.settings.webhooks.length === 1 ? '' : 's'}`);
+    section.append(heading, list);
+    return section;
+  }));
+}
+
+function addTerm(list, term, value) {
+  const dt = document.createElement('dt');
+  dt.textContent = term;
+  const dd = document.createElement('dd');
+  dd.append(value);
+  list.append(dt, dd);
+  return dd;
+}
+
+function preformatted(className, text) {
+  const pre = document.createElement('pre');
+  pre.className = className;
+  pre.textContent = text;
+  return pre;
 }
 
 /** The latest day's counts from GET /v1/sources/{id}/usage (UTC days), refreshed while shown. */
@@ -446,7 +486,8 @@ async function loadUsage(sourceId) {
     el.usage.hidden = !r.ok;
     return;
   }
-  el.usage.textContent = `Usage on ${latest.day} (UTC): ${latest.accepted} accepted · ${latest.rejected} rejected · ${latest.filtered} filtered by integrations`;
+  const by = latest.filteredBy ?? { integrations: latest.filtered, filter: 0 };
+  el.usage.textContent = `Usage on ${latest.day} (UTC): ${latest.accepted} accepted · ${latest.rejected} rejected · ${latest.filtered} filtered (${by.integrations} by integrations, ${by.filter} by destination filters)`;
   el.usage.hidden = false;
 }
 
