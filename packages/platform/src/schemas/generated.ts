@@ -41,6 +41,19 @@ export interface Destination {
   "updatedAt": number;
   /** JSON text of the event filter ({types?, events?, where?}: packages/platform/src/filters/destination-filter.ts); null lets every call through. */
   "filter": null | string;
+  /** When true, each request also carries the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) signed with signingSecrets. */
+  "standardSignatures": boolean;
+  /** Standard Webhooks secrets: the current one (expiresAt null) and those a rotation left signing beside it until expiresAt. */
+  "signingSecrets": Array<SigningSecret>;
+}
+
+export interface SigningSecret {
+  "id": string;
+  /** whsec_ + base64 of 32 random bytes. */
+  "secret": string;
+  "createdAt": number;
+  /** When it stops signing (the end of a rotation's grace period); null: current. */
+  "expiresAt": null | number;
 }
 
 /** A source of calls (an app or site) and the write keys that authenticate it. Compacted config topic, key source:<id>. */
@@ -380,7 +393,7 @@ export const avroSchemas = {
   /** schemas/config/computed-trait.avsc */
   "io.switchyard.config.ComputedTrait": {"type":"record","name":"ComputedTrait","namespace":"io.switchyard.config","doc":"A user property computed from events (count in a window, last seen, latest property). Compacted config topic, key computed-trait:<id>.","fields":[{"name":"id","type":"string"},{"name":"sourceId","type":"string"},{"name":"name","type":"string","doc":"The delivered trait name (snake_case of this name)."},{"name":"kind","type":"string","doc":"JSON text of the definition, e.g. {\"kind\":\"event_count\",\"event\":\"Order Completed\",\"within\":\"30d\"}."},{"name":"createdAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"updatedAt","type":{"type":"long","logicalType":"timestamp-millis"}}]},
   /** schemas/config/destination.avsc */
-  "io.switchyard.config.Destination": {"type":"record","name":"Destination","namespace":"io.switchyard.config","doc":"A webhooks destination of one source. Compacted config topic, key destination:<id>.","fields":[{"name":"id","type":"string"},{"name":"sourceId","type":"string"},{"name":"name","type":"string"},{"name":"type","type":"string","default":"webhooks"},{"name":"enabled","type":"boolean","default":true},{"name":"sharedSecret","type":["null","string"],"default":null,"doc":"When set, each request carries X-Signature (HMAC-SHA1, hex)."},{"name":"webhooks","doc":"One to five endpoints.","type":{"type":"array","items":{"type":"record","name":"Webhook","fields":[{"name":"url","type":"string"},{"name":"headers","type":{"type":"map","values":"string"},"default":{}}],"namespace":"io.switchyard.config"}}},{"name":"createdAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"updatedAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"filter","type":["null","string"],"default":null,"doc":"JSON text of the event filter ({types?, events?, where?}: packages/platform/src/filters/destination-filter.ts); null lets every call through."}]},
+  "io.switchyard.config.Destination": {"type":"record","name":"Destination","namespace":"io.switchyard.config","doc":"A webhooks destination of one source. Compacted config topic, key destination:<id>.","fields":[{"name":"id","type":"string"},{"name":"sourceId","type":"string"},{"name":"name","type":"string"},{"name":"type","type":"string","default":"webhooks"},{"name":"enabled","type":"boolean","default":true},{"name":"sharedSecret","type":["null","string"],"default":null,"doc":"When set, each request carries X-Signature (HMAC-SHA1, hex)."},{"name":"webhooks","doc":"One to five endpoints.","type":{"type":"array","items":{"type":"record","name":"Webhook","fields":[{"name":"url","type":"string"},{"name":"headers","type":{"type":"map","values":"string"},"default":{}}],"namespace":"io.switchyard.config"}}},{"name":"createdAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"updatedAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"filter","type":["null","string"],"default":null,"doc":"JSON text of the event filter ({types?, events?, where?}: packages/platform/src/filters/destination-filter.ts); null lets every call through."},{"name":"standardSignatures","type":"boolean","default":false,"doc":"When true, each request also carries the Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) signed with signingSecrets."},{"name":"signingSecrets","doc":"Standard Webhooks secrets: the current one (expiresAt null) and those a rotation left signing beside it until expiresAt.","default":[],"type":{"type":"array","items":{"type":"record","name":"SigningSecret","fields":[{"name":"id","type":"string"},{"name":"secret","type":"string","doc":"whsec_ + base64 of 32 random bytes."},{"name":"createdAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"expiresAt","type":["null",{"type":"long","logicalType":"timestamp-millis"}],"default":null,"doc":"When it stops signing (the end of a rotation's grace period); null: current."}],"namespace":"io.switchyard.config"}}}]},
   /** schemas/config/source.avsc */
   "io.switchyard.config.Source": {"type":"record","name":"Source","namespace":"io.switchyard.config","doc":"A source of calls (an app or site) and the write keys that authenticate it. Compacted config topic, key source:<id>.","fields":[{"name":"id","type":"string"},{"name":"name","type":"string"},{"name":"enabled","type":"boolean","default":true},{"name":"writeKeys","type":{"type":"array","items":"string"},"default":[]},{"name":"createdAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"updatedAt","type":{"type":"long","logicalType":"timestamp-millis"}}]},
   /** schemas/events/alias.avsc */
