@@ -14,7 +14,10 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Visible ASCII, space, tab and obs-text; never CR, LF or NUL (header injection).
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** Headers Switchyard sets itself, or that would break the request framing. */
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'user-agent', 'x-signature', 'proxy-authorization']);
+const RESERVED_HEADERS = new Set([
+  'host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'user-agent', 'x-signature', 'proxy-authorization',
+  'webhook-id', 'webhook-timestamp', 'webhook-signature',
+]);
 
 const withCode = (code: string) => ({ params: { code } });
 const idPattern = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -78,6 +81,24 @@ export const destinationFilter = z.unknown().superRefine((value, ctx) => {
   examples: [{ types: ['track', 'identify'], events: ['Order *', 'Signed Up'], where: { property: 'total', op: 'gt', value: 50 } }],
 });
 
+/**
+ * `signing`: `{"standard": true}` adds the Standard Webhooks headers, signed with a `whsec_` secret
+ * generated for it (shown once, in that response); `false` stops them and drops the secrets.
+ */
+export const destinationSigning = z.strictObject({
+  standard: z.boolean({ error: 'signing.standard must be true or false' }),
+}).meta({ description: 'Standard Webhooks signatures: {standard: true} generates a whsec_ secret, returned once as signing.newSecret' });
+
+/** A rotation: how long the previous secret keeps signing beside the new one (`24h` by default, `0s` to stop it at once, at most `30d`). */
+export const secretRotation = z.strictObject({
+  gracePeriod: z.string().regex(/^\d{1,9}[smhd]$/, 'a duration such as 24h, 30m, 7d or 0s').refine((v) => graceMs(v) <= 30 * 86_400_000, 'at most 30d').optional(),
+});
+
+export function graceMs(text: string): number {
+  const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[text.slice(-1) as 's' | 'm' | 'h' | 'd'];
+  return Number(text.slice(0, -1)) * unit;
+}
+
 export function destinationSchemas(policy: AddressPolicy) {
   const webhooks = z.array(webhookSchema(policy), { error: 'settings.webhooks must be a list' })
     .min(1, 'at least one webhook is required')
@@ -91,12 +112,14 @@ export function destinationSchemas(policy: AddressPolicy) {
     enabled: z.boolean().default(true),
     settings: z.strictObject({ sharedSecret: sharedSecret.optional(), webhooks }, { error: 'settings is required' }),
     filter: destinationFilter.optional(),
+    signing: destinationSigning.optional(),
   });
   const patch = z.strictObject({
     name: z.string().trim().min(1).max(200).optional(),
     enabled: z.boolean().optional(),
     settings: z.strictObject({ sharedSecret: sharedSecret.optional(), webhooks: webhooks.optional() }).optional(),
     filter: destinationFilter.optional(),
+    signing: destinationSigning.optional(),
   });
   return { create, patch };
 }

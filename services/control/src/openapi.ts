@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
-import { destinationSchemas, sourceCreate, sourcePatch } from './api-schemas.js';
+import { destinationSchemas, secretRotation, sourceCreate, sourcePatch } from './api-schemas.js';
 import { audienceCreate, audiencePatch, computedTraitCreate } from './routes/audiences.js';
 import { deadLetterQuery, replayRequest } from './routes/dead-letters.js';
 import { deletionRequest } from './routes/deletions.js';
@@ -87,12 +87,22 @@ export function openApiDocument(): Record<string, unknown> {
             },
           },
         },
+        SigningSecretInfo: { type: 'object', required: ['id', 'createdAt', 'expiresAt'], properties: { id: { type: 'string' }, createdAt: iso, expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'When it stops signing; null for the current secret' } } },
+        SigningSecretValue: { type: 'object', required: ['id', 'secret', 'createdAt'], properties: { id: { type: 'string' }, secret: { type: 'string', description: 'whsec_ + base64 of 32 random bytes' }, createdAt: iso } },
         Destination: {
           type: 'object', required: ['id', 'sourceId', 'name', 'type', 'enabled', 'settings', 'createdAt', 'updatedAt'],
           properties: {
             id: { type: 'string' }, sourceId: { type: 'string' }, name: { type: 'string' }, type: { const: 'webhooks' }, enabled: { type: 'boolean' },
             settings: { type: 'object', properties: { sharedSecret: { type: ['string', 'null'], description: 'Masked as ******** when set' }, webhooks: { type: 'array', maxItems: 5, items: { type: 'object', properties: { url: { type: 'string' }, headers: { type: 'object', additionalProperties: { type: 'string' } } } } } } },
             filter: { type: ['object', 'null'], description: 'The event filter ({types?, events?, where?}), null when every call goes through' },
+            signing: {
+              type: 'object', required: ['standard', 'secrets'],
+              properties: {
+                standard: { type: 'boolean', description: 'Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) on every request' },
+                secrets: { type: 'array', description: 'The secrets signing now (values never shown): the current one (expiresAt null) and those in a rotation\'s grace period', items: { $ref: '#/components/schemas/SigningSecretInfo' } },
+                newSecret: { $ref: '#/components/schemas/SigningSecretValue', description: 'Only in the response of the create or update that generated it: its value, shown once' },
+              },
+            },
             createdAt: iso, updatedAt: iso,
           },
         },
@@ -146,6 +156,17 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/destinations': {
         get: { summary: 'List destinations', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: { description: 'Destinations', content: { 'application/json': { schema: { type: 'object', properties: { destinations: { type: 'array', items: { $ref: '#/components/schemas/Destination' } } } } } } }, 401: errors[401] } },
         post: { summary: 'Create a webhooks destination', requestBody: body(destinations.create), responses: { 201: json('Destination', 'Created'), 400: errors[400], 401: errors[401] } },
+      },
+      '/v1/destinations/{id}/secrets/rotate': {
+        parameters: idParam,
+        post: {
+          summary: 'Rotate the Standard Webhooks secret: a new one signs from now; the previous one keeps signing beside it for gracePeriod (default 24h), then is dropped',
+          requestBody: { ...body(secretRotation), required: false },
+          responses: {
+            201: { description: 'The new secret (its value shown once) and the destination', content: { 'application/json': { schema: { type: 'object', properties: { signingSecret: { $ref: '#/components/schemas/SigningSecretValue' }, destination: { $ref: '#/components/schemas/Destination' } } } } } },
+            400: json('Error', 'SIGNING_NOT_ENABLED (signing.standard is off) or an invalid gracePeriod'), 401: errors[401], 404: errors[404],
+          },
+        },
       },
       '/v1/audiences': {
         get: { summary: 'List audiences (optionally of one source)', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: { description: '{audiences: [...]}' }, 401: errors[401] } },
