@@ -51,6 +51,8 @@ export interface Destination {
   settings: { sharedSecret: string | null; webhooks: Webhook[] };
   /** Which calls it gets; null: every call. */
   filter?: DestinationFilter | null;
+  /** Standard Webhooks signing; `newSecret` only in the response that generated it. */
+  signing?: { standard: boolean; secrets: SigningSecretInfo[]; newSecret?: SigningSecretValue };
   createdAt: string;
   updatedAt: string;
 }
@@ -60,6 +62,26 @@ export interface Destination {
  * where it is wrong (INVALID_FILTER, field e.g. `filter.where.and[1].value`).
  */
 export type DestinationFilter = Record<string, unknown>;
+
+/** A Standard Webhooks secret as listed: never its value. */
+export interface SigningSecretInfo {
+  id: string;
+  createdAt: string;
+  /** When it stops signing (a rotation's grace period); null for the current one. */
+  expiresAt: string | null;
+}
+
+/** A secret with its value: shown once, by the request that made it. */
+export interface SigningSecretValue {
+  id: string;
+  secret: string;
+  createdAt: string;
+}
+
+export interface SecretRotated {
+  signingSecret: SigningSecretValue;
+  destination: Destination;
+}
 
 export interface DestinationList {
   destinations: Destination[];
@@ -72,6 +94,7 @@ export interface CreateDestinationInput {
   enabled?: boolean;
   settings: { sharedSecret?: string | null; webhooks: WebhookInput[] };
   filter?: DestinationFilter;
+  signing?: { standard: boolean };
 }
 
 /** A field left out stays unchanged; `sharedSecret: null` removes the secret. */
@@ -81,6 +104,7 @@ export interface UpdateDestinationInput {
   settings?: { sharedSecret?: string | null; webhooks?: WebhookInput[] };
   /** null removes the filter. */
   filter?: DestinationFilter | null;
+  signing?: { standard: boolean };
 }
 
 /** A delivery that failed for good, as the API shows it. */
@@ -289,6 +313,11 @@ export class AdminClient {
 
   updateDestination(id: string, input: UpdateDestinationInput): Promise<Destination> {
     return this.#request('PATCH', `/v1/destinations/${seg(id)}`, input);
+  }
+
+  /** A new Standard Webhooks secret; the previous one signs beside it for `gracePeriod` (e.g. 24h). */
+  rotateSigningSecret(id: string, input: { gracePeriod?: string } = {}): Promise<SecretRotated> {
+    return this.#request('POST', `/v1/destinations/${seg(id)}/secrets/rotate`, input);
   }
 
   async deleteDestination(id: string): Promise<void> {

@@ -4,8 +4,9 @@ import { Command, Option, type OptionValues } from 'commander';
 import { AdminClient } from './admin-client.js';
 import {
   audienceBlock, audienceTable, computedTraitBlock, computedTraitTable, deadLetterBlock, deadLetterTable, deletionLine, destinationBlock,
-  destinationTable, sourceBlock, sourceTable,
+  destinationTable, secretTable, sourceBlock, sourceTable,
 } from './format.js';
+import type { Destination } from './admin-client.js';
 import { jsonObjectFromFlags, type JsonFlags } from './json-options.js';
 import { parseSince } from './since.js';
 import { FlagError, webhooksFromFlags, type WebhookFlags } from './webhook-options.js';
@@ -235,9 +236,10 @@ const destinations: GroupSpec = {
         new Option('--name <name>', 'a name for people'),
         new Option('--disabled', 'create it disabled'),
         ...jsonOptions('filter', 'event filter'),
+        new Option('--standard-signatures', 'also sign with Standard Webhooks headers; prints the generated whsec_ secret once'),
       ],
       help: filterHelp,
-      async run(ctx, _args, opts: WebhookFlags & FilterFlags & { source: string; name?: string; secret?: string; disabled?: boolean }) {
+      async run(ctx, _args, opts: WebhookFlags & FilterFlags & { source: string; name?: string; secret?: string; disabled?: boolean; standardSignatures?: boolean }) {
         const hooks = webhooks(ctx, opts);
         if (hooks === undefined) return ctx.usage('give at least one --url, or --webhooks-json');
         const filter = await filterOf(ctx, opts);
@@ -248,8 +250,9 @@ const destinations: GroupSpec = {
           ...(opts.disabled ? { enabled: false } : {}),
           settings: { ...(opts.secret === undefined ? {} : { sharedSecret: opts.secret }), webhooks: hooks },
           ...(filter ? { filter } : {}),
+          ...(opts.standardSignatures ? { signing: { standard: true } } : {}),
         });
-        return { json: body, text: destinationBlock(body) };
+        return { json: body, text: destinationBlock(body) + newSecretText(body) };
       },
     },
     {
@@ -271,9 +274,11 @@ const destinations: GroupSpec = {
         new Option('--no-secret', 'remove the shared secret'),
         ...jsonOptions('filter', 'new event filter'),
         new Option('--no-filter', 'remove the event filter (every call goes through)'),
+        new Option('--standard-signatures', 'turn Standard Webhooks signatures on (prints a generated secret once)'),
+        new Option('--no-standard-signatures', 'turn them off and drop the secrets'),
       ],
       help: filterHelp,
-      async run(ctx, [id = ''], opts: WebhookFlags & FilterFlags & { name?: string; secret?: string | false; enable?: boolean; disable?: boolean }) {
+      async run(ctx, [id = ''], opts: WebhookFlags & FilterFlags & { name?: string; secret?: string | false; enable?: boolean; disable?: boolean; standardSignatures?: boolean }) {
         const hooks = webhooks(ctx, opts);
         const filter = await filterOf(ctx, opts);
         const settings = {
@@ -282,16 +287,17 @@ const destinations: GroupSpec = {
           ...(opts.secret === undefined ? {} : { sharedSecret: opts.secret === false ? null : opts.secret }),
         };
         const enabled = enabledFrom(opts);
-        if (opts.name === undefined && enabled === undefined && Object.keys(settings).length === 0 && filter === undefined) {
-          ctx.usage('nothing to update: give --name, --enable/--disable, --url, --webhooks-json, --secret, --no-secret, --filter or --no-filter');
+        if (opts.name === undefined && enabled === undefined && Object.keys(settings).length === 0 && filter === undefined && opts.standardSignatures === undefined) {
+          ctx.usage('nothing to update: give --name, --enable/--disable, --url, --webhooks-json, --secret, --no-secret, --filter, --no-filter or --[no-]standard-signatures');
         }
         const body = await ctx.client().updateDestination(id, {
           name: opts.name,
           enabled,
           ...(Object.keys(settings).length === 0 ? {} : { settings }),
           ...(filter === undefined ? {} : { filter }),
+          ...(opts.standardSignatures === undefined ? {} : { signing: { standard: opts.standardSignatures } }),
         });
-        return { json: body, text: destinationBlock(body) };
+        return { json: body, text: destinationBlock(body) + newSecretText(body) };
       },
     },
     {
@@ -300,6 +306,44 @@ const destinations: GroupSpec = {
       async run(ctx, [id = '']) {
         await ctx.client().deleteDestination(id);
         return deleted('destination', id);
+      },
+    },
+  ],
+};
+
+/** The secret a create or update generated: printed once, after the destination. */
+function newSecretText(d: Destination): string {
+  const s = d.signing?.newSecret;
+  return s ? `\nnew Standard Webhooks secret ${s.id} (shown only now, keep it safe):\n${s.secret}\n` : '';
+}
+
+const signingSecrets: GroupSpec = {
+  name: 'signing-secrets',
+  summary: "rotate a destination's Standard Webhooks secret",
+  commands: [
+    {
+      usage: 'rotate <destinationId>',
+      summary: 'make a new secret and print it (only now); the previous one keeps signing beside it for the grace period',
+      options: () => [new Option('--grace-period <duration>', 'how long the previous secret keeps signing: 30m, 24h, 7d, 0s (default 24h, at most 30d)')],
+      help: [
+        '',
+        'Receivers can switch to the new secret at their pace: during the grace period every request',
+        'carries a signature with each secret in webhook-signature. Prints only the secret, so scripts',
+        'can capture it: SECRET=$(switchyard signing-secrets rotate dst_1)',
+      ].join('\n'),
+      async run(ctx, [id = ''], opts: { gracePeriod?: string }) {
+        if (opts.gracePeriod !== undefined && !/^\d{1,9}[smhd]$/.test(opts.gracePeriod)) ctx.usage(`--grace-period must be a duration such as 24h, 30m, 7d or 0s; got "${opts.gracePeriod}"`);
+        const body = await ctx.client().rotateSigningSecret(id, opts.gracePeriod === undefined ? {} : { gracePeriod: opts.gracePeriod });
+        return { json: body, text: `${body.signingSecret.secret}\n` };
+      },
+    },
+    {
+      usage: 'list <destinationId>',
+      summary: 'list the secrets signing now: ids, creation times, and when rotated ones stop',
+      async run(ctx, [id = '']) {
+        const body = await ctx.client().getDestination(id);
+        const secrets = body.signing?.secrets ?? [];
+        return { json: { standard: body.signing?.standard ?? false, secrets }, text: secretTable(body.signing?.standard ?? false, secrets) };
       },
     },
   ],
@@ -505,7 +549,7 @@ const computedTraits: GroupSpec = {
   ],
 };
 
-export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations, deadLetters, deletions, audiences, computedTraits];
+export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations, signingSecrets, deadLetters, deletions, audiences, computedTraits];
 
 /**
  * The commander program for one invocation. It never exits the process: errors are thrown as

@@ -53,6 +53,12 @@ export function destinationTable(destinations: readonly Destination[]): string {
   );
 }
 
+/** A destination's Standard Webhooks secrets: ids and times, never values. */
+export function secretTable(standard: boolean, secrets: ReadonlyArray<{ id: string; createdAt: string; expiresAt: string | null }>): string {
+  if (!standard) return 'Standard Webhooks signatures are off for this destination.\n';
+  return table(['ID', 'CREATED', 'SIGNS UNTIL'], secrets.map((s) => [s.id, s.createdAt, s.expiresAt ?? '(current)']));
+}
+
 export function destinationBlock(d: Destination): string {
   return block([
     ['id', d.id],
@@ -64,9 +70,15 @@ export function destinationBlock(d: Destination): string {
     ['shared secret', d.settings.sharedSecret ?? '(none)'],
     ['webhooks', d.settings.webhooks.map(webhookLine)],
     ['filter', d.filter ? JSON.stringify(d.filter) : '(none: every call)'],
+    ['std webhooks', d.signing?.standard ? d.signing.secrets.map(secretLine) : 'off'],
     ['created', d.createdAt],
     ['updated', d.updatedAt],
   ]);
+}
+
+/** A signing secret by id (never its value), with when it stops signing if it is being rotated out. */
+function secretLine(s: { id: string; createdAt: string; expiresAt: string | null }): string {
+  return `${s.id}  created ${s.createdAt}${s.expiresAt === null ? '  (current)' : `  signs until ${s.expiresAt}`}`;
 }
 
 // Header names only: their values are often credentials.

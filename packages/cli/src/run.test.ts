@@ -250,6 +250,7 @@ describe('destinations', () => {
         'webhooks:      https://a.example/hook  (headers: X-Api-Key, X-Env)',
         '               https://b.example/hook',
         'filter:        (none: every call)',
+        'std webhooks:  off',
         'created:       2025-01-02T03:04:05.000Z',
         'updated:       2025-01-02T03:04:06.000Z',
         '',
@@ -351,6 +352,35 @@ describe('destinations', () => {
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /--filter must be a JSON object/);
     assert.equal(api.requests.length, 0);
+  });
+
+  it('--standard-signatures asks for a secret and prints it once; signing-secrets rotate prints only the new one; list shows ids', async () => {
+    const signing = { standard: true, secrets: [{ id: 'whs_1', createdAt: '2025-01-02T03:04:05.000Z', expiresAt: null }] };
+    api.on('PATCH', '/v1/destinations/dst_1', { status: 200, body: { ...destination, signing: { ...signing, newSecret: { id: 'whs_1', secret: 'whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0', createdAt: '2025-01-02T03:04:05.000Z' } } } });
+    const on = await cli(['destinations', 'update', 'dst_1', '--standard-signatures']);
+    ok(on);
+    sent('PATCH', '/v1/destinations/dst_1', { signing: { standard: true } });
+    assert.match(on.stdout, /^std webhooks: +whs_1 {2}created 2025-01-02T03:04:05\.000Z {2}\(current\)$/m);
+    assert.match(on.stdout, /shown only now.*\nwhsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0\n$/);
+    api.requests.length = 0;
+    api.on('PATCH', '/v1/destinations/dst_1', { status: 200, body: destination });
+    ok(await cli(['destinations', 'update', 'dst_1', '--no-standard-signatures']));
+    sent('PATCH', '/v1/destinations/dst_1', { signing: { standard: false } });
+    api.requests.length = 0;
+    api.on('POST', '/v1/destinations/dst_1/secrets/rotate', { status: 201, body: { signingSecret: { id: 'whs_2', secret: 'whsec_bmV3bmV3bmV3bmV3bmV3bmV3bmV3bmV3', createdAt: '2025-01-03T00:00:00.000Z' }, destination } });
+    const rotated = await cli(['signing-secrets', 'rotate', 'dst_1', '--grace-period', '2h']);
+    ok(rotated);
+    sent('POST', '/v1/destinations/dst_1/secrets/rotate', { gracePeriod: '2h' });
+    assert.equal(rotated.stdout, 'whsec_bmV3bmV3bmV3bmV3bmV3bmV3bmV3bmV3\n');
+    api.requests.length = 0;
+    const bad = await cli(['signing-secrets', 'rotate', 'dst_1', '--grace-period', 'tomorrow']);
+    assert.equal(bad.code, 2);
+    assert.equal(api.requests.length, 0);
+    api.on('GET', '/v1/destinations/dst_1', { status: 200, body: { ...destination, signing: { standard: true, secrets: [{ id: 'whs_1', createdAt: '2025-01-02T03:04:05.000Z', expiresAt: '2025-01-03T02:00:00.000Z' }, { id: 'whs_2', createdAt: '2025-01-03T00:00:00.000Z', expiresAt: null }] } } });
+    const listed = await cli(['signing-secrets', 'list', 'dst_1']);
+    ok(listed);
+    assert.match(listed.stdout, /whs_1\s+2025-01-02T03:04:05\.000Z\s+2025-01-03T02:00:00\.000Z/);
+    assert.match(listed.stdout, /whs_2\s+2025-01-03T00:00:00\.000Z\s+\(current\)/);
   });
 
   it('delete prints what it deleted', async () => {
