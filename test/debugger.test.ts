@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { AvroRecordTypes } from '@switchyard/platform/codec/avro-codec';
 import { topicNames } from '@switchyard/platform/kafka/topics';
+import { newSigningSecret } from '@switchyard/platform/signing/standard-webhooks';
 import { SseParser } from '../services/control/debugger/feed.js';
 import { repoRoot } from '../tools/stack/paths.js';
 import { makeDestination, makeSource, writeConfig } from './support/config.js';
@@ -20,6 +21,7 @@ import { uniquePrefix } from './support/stack.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const INTERNAL_OUT = { where: { not: { property: 'internal', op: 'eq', value: true } } };
+const SIGNING_SECRET = { ...newSigningSecret(Date.now()), id: 'whs_debugger0001' };
 const artifacts = join(repoRoot, 'test-artifacts', 'debugger');
 
 describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt install chromium)` }, () => {
@@ -73,7 +75,8 @@ describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? fa
       return {};
     });
     // Its filter lets through every call the suite sends but those marked internal.
-    destination = makeDestination(source.id, { id: 'orders-hook', name: 'Orders webhook', webhooks: [{ url: receiver.url, headers: {} }], filter: JSON.stringify(INTERNAL_OUT) });
+    destination = makeDestination(source.id, { id: 'orders-hook', name: 'Orders webhook', webhooks: [{ url: receiver.url, headers: {} }], filter: JSON.stringify(INTERNAL_OUT),
+      standardSignatures: true, signingSecrets: [SIGNING_SECRET] });
     const env = pipelineEnv(prefix, { SWITCHYARD_ADMIN_TOKEN: token, SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', SWITCHYARD_RETRY_TIERS: '300ms,600ms', SWITCHYARD_RETRY_DEADLINE: '30s' });
     await setupTopics(env);
     await writeConfig(prefix, { sources: [source, other], destinations: [destination] });
@@ -219,6 +222,8 @@ describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? fa
     const panel = page.locator(`#destinations .destination-config[data-destination-id="${destination.id}"]`);
     await panel.waitFor();
     assert.deepEqual(JSON.parse(await panel.locator('pre.filter').textContent() ?? 'null'), INTERNAL_OUT);
+    assert.match(await panel.locator('ul.secrets li.secret').textContent() ?? '', /Standard Webhooks secret whs_debugger0001 · created .* · current/);
+    assert.ok(!(await page.content()).includes(SIGNING_SECRET.secret.slice(6)), 'a secret value never reaches the page');
     const messageId = randomUUID();
     await send([{ messageId, type: 'track', userId: 'ada', event: 'Cache Warmed', properties: { internal: true } }]);
     await row(messageId).waitFor({ timeout: 2000 });

@@ -452,9 +452,23 @@ function renderDestinations(destinations) {
     const filter = d.filter ? preformatted('filter', JSON.stringify(d.filter, null, 2)) : span('filter none', 'none: every call');
     addTerm(list, 'Filter', filter);
     addTerm(list, 'Webhooks', `${d.settings.webhooks.length} URL${d.settings.webhooks.length === 1 ? '' : 's'}`);
+    addTerm(list, 'Signing', signingList(d));
     section.append(heading, list);
     return section;
   }));
+}
+
+/** X-Signature when a shared secret is set; the Standard Webhooks secrets by id (values are never sent to the page). */
+function signingList(d) {
+  const ul = document.createElement('ul');
+  ul.className = 'secrets';
+  const item = (text, className = '') => { const li = document.createElement('li'); li.className = className; li.textContent = text; ul.append(li); };
+  item(d.settings.sharedSecret ? 'X-Signature (shared secret set)' : 'no X-Signature (no shared secret)');
+  if (!d.signing?.standard) { item('Standard Webhooks: off'); return ul; }
+  for (const s of d.signing.secrets) {
+    item(`Standard Webhooks secret ${s.id} · created ${formatTime(s.createdAt)} · ${s.expiresAt === null ? 'current' : `signs until ${formatTime(s.expiresAt)}`}`, 'secret');
+  }
+  return ul;
 }
 
 function addTerm(list, term, value) {
