@@ -1,6 +1,6 @@
 import type { CallFields } from '@switchyard/platform/audiences/condition';
 import type { Destination } from '@switchyard/platform/config-view/config-state';
-import { filterOf } from '@switchyard/platform/filters/destination-filter';
+import { filterOf, type CompiledFilter } from '@switchyard/platform/filters/destination-filter';
 import type { EventRecord } from './webhook-body.js';
 
 /** The destinations whose event filter lets a call through, and the ids of those whose filter kept it. */
@@ -9,13 +9,14 @@ export interface FilterSplit { passing: Destination[]; dropped: string[] }
 const NONE: string[] = [];
 
 /**
- * Applies each destination's event filter (README "Event filters") to one call. Filters are
+ * Applies each destination's event filter (README "Event filters") to one call, and `extra` (a
+ * replay's own filter) to every destination alike. Filters are
  * compiled once per configuration record (`filterOf`), and the call's free-form objects are parsed
  * at most once, only when some filter has a `where`. With no filter among the destinations (the
  * common case) this allocates nothing.
  */
-export function splitByFilter(event: EventRecord, destinations: Destination[]): FilterSplit {
-  let anyFilter = false;
+export function splitByFilter(event: EventRecord, destinations: Destination[], extra?: CompiledFilter | null): FilterSplit {
+  let anyFilter = Boolean(extra);
   for (const d of destinations) if (filterOf(d)) { anyFilter = true; break; }
   if (!anyFilter) return { passing: destinations, dropped: NONE };
 
@@ -26,7 +27,8 @@ export function splitByFilter(event: EventRecord, destinations: Destination[]): 
   const dropped: string[] = [];
   for (const d of destinations) {
     const filter = filterOf(d);
-    if (!filter || filter.test(event.type, eventName, lazyFields)) passing.push(d);
+    const kept = (!filter || filter.test(event.type, eventName, lazyFields)) && (!extra || extra.test(event.type, eventName, lazyFields));
+    if (kept) passing.push(d);
     else dropped.push(d.id);
   }
   return { passing, dropped };

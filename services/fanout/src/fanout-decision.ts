@@ -1,6 +1,7 @@
 import type { Decoded } from '@switchyard/platform/codec/avro-codec';
 import type { RejectReason } from '@switchyard/platform/calls/call-rules';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
+import type { CompiledFilter } from '@switchyard/platform/filters/destination-filter';
 import type { DeliveryTask, FanoutTrace } from '@switchyard/platform/schemas/generated';
 import { splitByFilter } from './destination-filters.js';
 import { directRecordViolation } from './direct-record-rules.js';
@@ -43,7 +44,14 @@ const EVENT_TYPES: Record<string, EventRecord['type']> = {
   'io.switchyard.event.Delete': 'delete',
 };
 
-export function decideFanout(decoded: Decoded, config: ConfigState, now: number, direct?: DirectRecord): FanoutDecision {
+/**
+ * A replay (README "Replays"): only this destination is considered, with its own filter and the
+ * replay's. Everything else — the rules of direct records, integrations, the body — is the same
+ * decision, so replayed tasks are identical to the originals.
+ */
+export interface ReplayTarget { destinationId: string; filter: CompiledFilter | null }
+
+export function decideFanout(decoded: Decoded, config: ConfigState, now: number, direct?: DirectRecord, target?: ReplayTarget): FanoutDecision {
   const type = EVENT_TYPES[decoded.name];
   if (!type) return { kind: 'invalid', reason: 'unexpected_type', message: `${decoded.name} is not an event type` };
   const event = { type, value: decoded.value } as EventRecord;
@@ -59,10 +67,11 @@ export function decideFanout(decoded: Decoded, config: ConfigState, now: number,
     const broken = directRecordViolation(event, direct.bytes);
     if (broken) return { kind: 'invalid', ...broken, event: facts, usage: 'rejected' };
   }
-  const destinations = config.enabledWebhooksOf(sourceId);
+  const all = config.enabledWebhooksOf(sourceId);
+  const destinations = target ? all.filter((d) => d.id === target.destinationId) : all;
   if (destinations.length === 0) return { kind: 'filtered', event: facts, reason: 'no_destination', destinationIds: [], ...usage };
   if (!webhooksEnabledBy(integrations)) return { kind: 'filtered', event: facts, reason: 'integrations', destinationIds: destinations.map((d) => d.id), ...usage };
-  const { passing, dropped } = splitByFilter(event, destinations);
+  const { passing, dropped } = splitByFilter(event, destinations, target?.filter);
   if (passing.length === 0) return { kind: 'filtered', event: facts, reason: 'filter', destinationIds: dropped, ...usage };
 
   let body: string;

@@ -362,6 +362,54 @@ export interface InvalidEvent {
   "receivedAt": number;
 }
 
+/** A request to replay a time range of the ingest topic into one destination, written by control (replays topic, compacted, key replay:<id>). Written again with cancelRequestedAt to cancel it. */
+export interface Replay {
+  "id": string;
+  "destinationId": string;
+  "sourceId": string;
+  /** First record time (ingest record timestamp), inclusive. */
+  "from": number;
+  /** Last record time, exclusive. */
+  "to": number;
+  /** JSON text of the replay's own filter, applied besides the destination's. */
+  "filter": null | string;
+  /** Ingest records read per second at most. */
+  "rate": number;
+  "createdAt": number;
+  "cancelRequestedAt": null | number;
+}
+
+export interface ReplayPartition {
+  "partition": number;
+  /** Offset of the first record at or after from. */
+  "start": number;
+  /** Offset of the first record at or after to (exclusive). */
+  "end": number;
+  /** Next offset to read; end when the partition is done. */
+  "next": number;
+  /** Set when the range began before the topic's retention: the time of the first record still there (calls from `from` to this time cannot be replayed). */
+  "retainedFrom": null | number;
+}
+
+/** Where a replay is, written by the fan-out instance running it (replays topic, key progress:<id>) in the same Kafka transaction as the delivery tasks it wrote, so a restart resumes exactly after them. */
+export interface ReplayProgress {
+  "id": string;
+  /** running, done, cancelled or failed. */
+  "state": string;
+  "partitions": Array<ReplayPartition>;
+  /** Ingest records read in the range. */
+  "scanned": number;
+  /** Calls the destination's filter (and the replay's) let through. */
+  "matched": number;
+  /** Delivery tasks written (committed). */
+  "enqueued": number;
+  "startedAt": number;
+  "updatedAt": number;
+  /** Time spent reading, for the rate (restarts excluded). */
+  "runningMs": number;
+  "error": null | string;
+}
+
 /** What the delivery-attempts topic carries: many trace records in one Kafka record. Delivery writes one per flush of its attempt buffer (attempts only), fan-out one per transaction (fanouts only). Batching keeps the per-record cost of Kafka off the delivery path (BENCHMARKS.md). */
 export interface TraceRecords {
   "fanouts": Array<FanoutTrace>;
@@ -422,6 +470,10 @@ export const avroSchemas = {
   "io.switchyard.pipeline.FanoutTrace": {"type":"record","name":"FanoutTrace","namespace":"io.switchyard.pipeline","doc":"What fan-out did with one event: the destinations it wrote tasks for and those the event was filtered from. Written to the delivery-attempts topic in fan-out's transaction (exactly when the tasks are).","fields":[{"name":"messageId","type":"string"},{"name":"sourceId","type":"string"},{"name":"eventType","type":"string"},{"name":"destinationIds","type":{"type":"array","items":"string"},"doc":"Destinations a delivery task was written for."},{"name":"filteredDestinationIds","type":{"type":"array","items":"string"},"default":[],"doc":"Enabled destinations the event was kept from."},{"name":"filterReason","type":["null","string"],"default":null,"doc":"integrations, filter (a destination's event filter), no_destination, source_unknown or source_disabled; null when nothing was filtered. With tasks written, filter names why filteredDestinationIds got none."},{"name":"receivedAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"fannedOutAt","type":{"type":"long","logicalType":"timestamp-millis"}}]},
   /** schemas/pipeline/invalid-event.avsc */
   "io.switchyard.pipeline.InvalidEvent": {"type":"record","name":"InvalidEvent","namespace":"io.switchyard.pipeline","doc":"An event refused by ingest, or a record a downstream stage could not decode. Kept for operators.","fields":[{"name":"reason","type":"string","doc":"Stable reason code, e.g. missing_user_id, message_too_large, undecodable."},{"name":"message","type":"string","doc":"Human-readable explanation."},{"name":"stage","type":"string","doc":"Which service refused it: ingest, fanout, delivery."},{"name":"sourceId","type":["null","string"],"default":null},{"name":"messageId","type":["null","string"],"default":null},{"name":"batchIndex","type":["null","int"],"default":null,"doc":"Position in the request's batch."},{"name":"payload","type":"bytes","doc":"The event as received (JSON text) or the raw record value."},{"name":"originTopic","type":["null","string"],"default":null},{"name":"originPartition","type":["null","int"],"default":null},{"name":"originOffset","type":["null","string"],"default":null},{"name":"receivedAt","type":{"type":"long","logicalType":"timestamp-millis"}}]},
+  /** schemas/pipeline/replay-progress.avsc */
+  "io.switchyard.pipeline.ReplayProgress": {"type":"record","name":"ReplayProgress","namespace":"io.switchyard.pipeline","doc":"Where a replay is, written by the fan-out instance running it (replays topic, key progress:<id>) in the same Kafka transaction as the delivery tasks it wrote, so a restart resumes exactly after them.","fields":[{"name":"id","type":"string"},{"name":"state","type":"string","doc":"running, done, cancelled or failed."},{"name":"partitions","type":{"type":"array","items":{"type":"record","name":"ReplayPartition","fields":[{"name":"partition","type":"int"},{"name":"start","type":"long","doc":"Offset of the first record at or after from."},{"name":"end","type":"long","doc":"Offset of the first record at or after to (exclusive)."},{"name":"next","type":"long","doc":"Next offset to read; end when the partition is done."},{"name":"retainedFrom","type":["null",{"type":"long","logicalType":"timestamp-millis"}],"default":null,"doc":"Set when the range began before the topic's retention: the time of the first record still there (calls from `from` to this time cannot be replayed)."}],"namespace":"io.switchyard.pipeline"}}},{"name":"scanned","type":"long","default":0,"doc":"Ingest records read in the range."},{"name":"matched","type":"long","default":0,"doc":"Calls the destination's filter (and the replay's) let through."},{"name":"enqueued","type":"long","default":0,"doc":"Delivery tasks written (committed)."},{"name":"startedAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"updatedAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"runningMs","type":"long","default":0,"doc":"Time spent reading, for the rate (restarts excluded)."},{"name":"error","type":["null","string"],"default":null}]},
+  /** schemas/pipeline/replay.avsc */
+  "io.switchyard.pipeline.Replay": {"type":"record","name":"Replay","namespace":"io.switchyard.pipeline","doc":"A request to replay a time range of the ingest topic into one destination, written by control (replays topic, compacted, key replay:<id>). Written again with cancelRequestedAt to cancel it.","fields":[{"name":"id","type":"string"},{"name":"destinationId","type":"string"},{"name":"sourceId","type":"string"},{"name":"from","type":{"type":"long","logicalType":"timestamp-millis"},"doc":"First record time (ingest record timestamp), inclusive."},{"name":"to","type":{"type":"long","logicalType":"timestamp-millis"},"doc":"Last record time, exclusive."},{"name":"filter","type":["null","string"],"default":null,"doc":"JSON text of the replay's own filter, applied besides the destination's."},{"name":"rate","type":"int","doc":"Ingest records read per second at most."},{"name":"createdAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"cancelRequestedAt","type":["null",{"type":"long","logicalType":"timestamp-millis"}],"default":null}]},
   /** schemas/pipeline/trace-records.avsc */
   "io.switchyard.pipeline.TraceRecords": {"type":"record","name":"TraceRecords","namespace":"io.switchyard.pipeline","doc":"What the delivery-attempts topic carries: many trace records in one Kafka record. Delivery writes one per flush of its attempt buffer (attempts only), fan-out one per transaction (fanouts only). Batching keeps the per-record cost of Kafka off the delivery path (BENCHMARKS.md).","fields":[{"name":"fanouts","type":{"type":"array","items":{"type":"record","name":"FanoutTrace","namespace":"io.switchyard.pipeline","doc":"What fan-out did with one event: the destinations it wrote tasks for and those the event was filtered from. Written to the delivery-attempts topic in fan-out's transaction (exactly when the tasks are).","fields":[{"name":"messageId","type":"string"},{"name":"sourceId","type":"string"},{"name":"eventType","type":"string"},{"name":"destinationIds","type":{"type":"array","items":"string"},"doc":"Destinations a delivery task was written for."},{"name":"filteredDestinationIds","type":{"type":"array","items":"string"},"default":[],"doc":"Enabled destinations the event was kept from."},{"name":"filterReason","type":["null","string"],"default":null,"doc":"integrations, filter (a destination's event filter), no_destination, source_unknown or source_disabled; null when nothing was filtered. With tasks written, filter names why filteredDestinationIds got none."},{"name":"receivedAt","type":{"type":"long","logicalType":"timestamp-millis"}},{"name":"fannedOutAt","type":{"type":"long","logicalType":"timestamp-millis"}}]}},"default":[]},{"name":"attempts","type":{"type":"array","items":{"type":"record","name":"DeliveryAttempt","namespace":"io.switchyard.pipeline","doc":"One webhook request of one delivery task (or a task settled without a request) and what followed: the delivery-attempts topic, best-effort observability for the per-message trace. Never on the delivery guarantee path.","fields":[{"name":"messageId","type":"string"},{"name":"taskId","type":"string"},{"name":"sourceId","type":"string"},{"name":"destinationId","type":"string"},{"name":"eventType","type":"string","doc":"track, page, screen, identify, group, alias or delete."},{"name":"urlIndex","type":"int","doc":"Position of the URL in the destination's webhooks; -1 when no request was made (deferred, destination removed or disabled)."},{"name":"attempt","type":"int","doc":"Attempt number of the task, from 1."},{"name":"tier","type":"int","doc":"Where the task was read from: 0 for the delivery topic, N for retry tier N."},{"name":"status","type":["null","int"],"default":null,"doc":"HTTP status, when a response was received."},{"name":"error","type":["null","string"],"default":null,"doc":"Error class when there was no response: timeout, connect, reset, tls, dns, blocked_address, invalid_url, other, circuit_open, overloaded, destination_removed, destination_disabled."},{"name":"latencyMs","type":"int","doc":"Duration of the request (0 without a request)."},{"name":"outcome","type":"string","doc":"What happened to the task after this attempt: delivered, retry_scheduled, dead_lettered or deferred (no request: its destination was overloaded or every circuit open)."},{"name":"nextTier","type":["null","int"],"default":null,"doc":"retry_scheduled / deferred: the retry tier the task now waits in."},{"name":"notBefore","type":["null",{"type":"long","logicalType":"timestamp-millis"}],"default":null,"doc":"retry_scheduled / deferred: earliest time of the next attempt."},{"name":"deadLetterReason","type":["null","string"],"default":null,"doc":"dead_lettered: the reason stored in the dead letter."},{"name":"at","type":{"type":"long","logicalType":"timestamp-millis"},"doc":"When the attempt started."},{"name":"receivedAt","type":{"type":"long","logicalType":"timestamp-millis"},"doc":"When ingest received the event."}]}},"default":[]}]},
   /** schemas/pipeline/usage-count.avsc */
@@ -449,6 +501,8 @@ export interface AvroRecordTypes {
   "io.switchyard.pipeline.DeliveryTask": DeliveryTask;
   "io.switchyard.pipeline.FanoutTrace": FanoutTrace;
   "io.switchyard.pipeline.InvalidEvent": InvalidEvent;
+  "io.switchyard.pipeline.ReplayProgress": ReplayProgress;
+  "io.switchyard.pipeline.Replay": Replay;
   "io.switchyard.pipeline.TraceRecords": TraceRecords;
   "io.switchyard.pipeline.UsageCount": UsageCount;
 }
