@@ -83,6 +83,36 @@ export interface SecretRotated {
   destination: Destination;
 }
 
+/** A replay of a time range into one destination, as GET …/replays/{id} shows it. */
+export interface ReplayStatus {
+  id: string;
+  destinationId: string;
+  state: 'running' | 'done' | 'cancelled' | 'failed';
+  from: string;
+  to: string;
+  filter: DestinationFilter | null;
+  rate: number;
+  createdAt: string;
+  cancelRequestedAt: string | null;
+  total: number | null;
+  scanned: number;
+  matched: number;
+  enqueued: number;
+  progress: number;
+  recordsPerSecond: number | null;
+  etaSeconds: number | null;
+  updatedAt: string | null;
+  error: string | null;
+  notReplayable: Array<{ partition: number; from: string; to: string }>;
+}
+
+export interface ReplayInput {
+  from: string;
+  to: string;
+  filter?: DestinationFilter;
+  rate?: number;
+}
+
 export interface DestinationList {
   destinations: Destination[];
 }
@@ -318,6 +348,22 @@ export class AdminClient {
   /** A new Standard Webhooks secret; the previous one signs beside it for `gracePeriod` (e.g. 24h). */
   rotateSigningSecret(id: string, input: { gracePeriod?: string } = {}): Promise<SecretRotated> {
     return this.#request('POST', `/v1/destinations/${seg(id)}/secrets/rotate`, input);
+  }
+
+  startReplay(destinationId: string, input: ReplayInput): Promise<ReplayStatus> {
+    return this.#request('POST', `/v1/destinations/${seg(destinationId)}/replays`, input);
+  }
+
+  getReplay(destinationId: string, replayId: string): Promise<ReplayStatus> {
+    return this.#request('GET', `/v1/destinations/${seg(destinationId)}/replays/${seg(replayId)}`);
+  }
+
+  listReplays(destinationId: string): Promise<{ replays: ReplayStatus[] }> {
+    return this.#request('GET', `/v1/destinations/${seg(destinationId)}/replays`);
+  }
+
+  cancelReplay(destinationId: string, replayId: string): Promise<ReplayStatus> {
+    return this.#request('DELETE', `/v1/destinations/${seg(destinationId)}/replays/${seg(replayId)}`);
   }
 
   async deleteDestination(id: string): Promise<void> {
