@@ -4,6 +4,7 @@ import { destinationSchemas, secretRotation, sourceCreate, sourcePatch } from '.
 import { audienceCreate, audiencePatch, computedTraitCreate } from './routes/audiences.js';
 import { deadLetterQuery, replayRequest } from './routes/dead-letters.js';
 import { deletionRequest } from './routes/deletions.js';
+import { replayRequest as rangeReplayRequest } from './routes/replays.js';
 
 /**
  * The OpenAPI 3.1 document of the admin API, derived from the same zod schemas the routes
@@ -87,6 +88,22 @@ export function openApiDocument(): Record<string, unknown> {
             },
           },
         },
+        Replay: {
+          type: 'object', required: ['id', 'destinationId', 'state', 'from', 'to', 'scanned', 'matched', 'enqueued', 'progress'],
+          properties: {
+            id: { type: 'string', description: 'rpl_…' }, destinationId: { type: 'string' },
+            state: { enum: ['running', 'done', 'cancelled', 'failed'] },
+            from: iso, to: iso, filter: { type: ['object', 'null'], description: 'The replay\'s own filter (the destination\'s applies too)' },
+            rate: { type: 'integer', description: 'Records read per second at most, as asked (fan-out caps it at FANOUT_REPLAY_MAX_RATE)' },
+            createdAt: iso, cancelRequestedAt: { type: ['string', 'null'], format: 'date-time' },
+            total: { type: ['integer', 'null'], description: 'Ingest records in the range; null until fan-out planned it' },
+            scanned: { type: 'integer', description: 'Records read' }, matched: { type: 'integer', description: 'Calls the filters let through' }, enqueued: { type: 'integer', description: 'Delivery tasks written (committed)' },
+            progress: { type: 'number', description: '0..1' },
+            recordsPerSecond: { type: ['number', 'null'] }, etaSeconds: { type: ['integer', 'null'], description: 'Estimated seconds left while running' },
+            updatedAt: { type: ['string', 'null'], format: 'date-time' }, error: { type: ['string', 'null'] },
+            notReplayable: { type: 'array', description: 'Parts of the range before the topic\'s retention: their calls could not be replayed', items: { type: 'object', properties: { partition: { type: 'integer' }, from: iso, to: iso } } },
+          },
+        },
         SigningSecretInfo: { type: 'object', required: ['id', 'createdAt', 'expiresAt'], properties: { id: { type: 'string' }, createdAt: iso, expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'When it stops signing; null for the current secret' } } },
         SigningSecretValue: { type: 'object', required: ['id', 'secret', 'createdAt'], properties: { id: { type: 'string' }, secret: { type: 'string', description: 'whsec_ + base64 of 32 random bytes' }, createdAt: iso } },
         Destination: {
@@ -167,6 +184,20 @@ export function openApiDocument(): Record<string, unknown> {
             400: json('Error', 'SIGNING_NOT_ENABLED (signing.standard is off) or an invalid gracePeriod'), 401: errors[401], 404: errors[404],
           },
         },
+      },
+      '/v1/destinations/{id}/replays': {
+        parameters: idParam,
+        get: { summary: 'The destination\'s replays, newest first', responses: { 200: { description: '{replays: [...]}', content: { 'application/json': { schema: { type: 'object', properties: { replays: { type: 'array', items: { $ref: '#/components/schemas/Replay' } } } } } } }, 401: errors[401], 404: errors[404] } },
+        post: {
+          summary: 'Replay the calls received between from and to into this destination (with its filter and the replay\'s own), at a bounded rate; bodies are the originals (same messageId)',
+          requestBody: body(rangeReplayRequest),
+          responses: { 202: json('Replay', 'Accepted: fan-out runs it'), 400: json('Error', 'INVALID_RANGE, INVALID_FILTER, DESTINATION_DISABLED or an invalid field'), 401: errors[401], 404: errors[404] },
+        },
+      },
+      '/v1/destinations/{id}/replays/{rid}': {
+        parameters: [...idParam, { name: 'rid', in: 'path', required: true, schema: { type: 'string' } }],
+        get: { summary: 'A replay\'s state, counts, rate and estimated time left', responses: { 200: json('Replay', 'The replay'), 401: errors[401], 404: errors[404] } },
+        delete: { summary: 'Cancel a running replay (tasks already written are delivered)', responses: { 202: json('Replay', 'Cancellation asked; the state becomes cancelled'), 401: errors[401], 404: errors[404], 409: json('Error', 'REPLAY_FINISHED') } },
       },
       '/v1/audiences': {
         get: { summary: 'List audiences (optionally of one source)', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: { description: '{audiences: [...]}' }, 401: errors[401] } },
