@@ -232,6 +232,19 @@ describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? fa
     await traced.waitFor({ timeout: 15_000 });
     assert.match(await traced.locator('.where').textContent() ?? '', /kept out by the destination's event filter/);
     assert.equal(receiver.forMessage(messageId).length, 0);
+
+    // A replay of the last minutes into the destination shows with its progress.
+    const started = await requestJson('POST', `${control.url}/v1/destinations/${destination.id}/replays`, { token, body: { from: new Date(Date.now() - 10 * 60_000).toISOString(), to: new Date().toISOString(), rate: 2000, filter: { events: ['Order Completed'] } } });
+    assert.equal(started.status, 202, started.text);
+    const item = page.locator(`#destinations .replay[data-replay-id="${started.body.id}"]`);
+    const deadline = Date.now() + 30_000;
+    while (await page.locator(`#destinations .replay-done[data-replay-id="${started.body.id}"]`).count() === 0) {
+      assert.ok(Date.now() < deadline, 'the replay shows as done within 30 s');
+      await page.getByRole('button', { name: 'Refresh destinations' }).click();
+      await page.waitForTimeout(500);
+    }
+    assert.match(await item.locator('.replay-counts').textContent() ?? '', /^done · read (\d+)\/\1 · matched [1-9]\d* · enqueued [1-9]\d*/);
+    assert.equal(await item.locator('progress').evaluate((e) => (e as unknown as { value: number }).value), 1);
   });
 
   it('a dead letter of the destination is listed and its Replay button gets it delivered', async () => {

@@ -453,9 +453,48 @@ function renderDestinations(destinations) {
     addTerm(list, 'Filter', filter);
     addTerm(list, 'Webhooks', `${d.settings.webhooks.length} URL${d.settings.webhooks.length === 1 ? '' : 's'}`);
     addTerm(list, 'Signing', signingList(d));
+    const replays = addTerm(list, 'Replays', span('hint', 'Loading…'));
+    replays.className = 'replays';
     section.append(heading, list);
+    void loadReplays(d.id, replays).catch((err) => { replays.replaceChildren(span('hint', `Could not load replays: ${err.message}`)); });
     return section;
   }));
+}
+
+const REPLAY_REFRESH_MS = 2000;
+const REPLAYS_SHOWN = 5;
+
+/** GET /v1/destinations/{id}/replays: the latest ones with a progress bar; refreshed while one runs. */
+async function loadReplays(destinationId, target, refresh = false) {
+  // A refresh stops once the panel was redrawn (another source, Refresh) or the user signed out.
+  if (state.token === null || (refresh && !target.isConnected)) return;
+  const r = await api('GET', `/v1/destinations/${encodeURIComponent(destinationId)}/replays`);
+  if (!r.ok) { target.replaceChildren(span('hint', errorText(r))); return; }
+  const replays = r.body.replays;
+  if (replays.length === 0) { target.replaceChildren(span('hint', 'none (start one with the API or switchyard replays start)')); return; }
+  const ul = document.createElement('ul');
+  ul.className = 'replay-list';
+  for (const rp of replays.slice(0, REPLAYS_SHOWN)) ul.append(replayItem(rp));
+  target.replaceChildren(ul);
+  if (replays.some((rp) => rp.state === 'running')) setTimeout(() => void loadReplays(destinationId, target, true).catch(() => undefined), REPLAY_REFRESH_MS);
+}
+
+function replayItem(rp) {
+  const li = document.createElement('li');
+  li.className = `replay replay-${rp.state}`;
+  li.dataset.replayId = rp.id;
+  const bar = document.createElement('progress');
+  bar.max = 1;
+  bar.value = rp.progress;
+  bar.setAttribute('aria-label', `Replay ${rp.id}: ${Math.floor(rp.progress * 100)}%`);
+  const total = rp.total === null ? '?' : rp.total;
+  const parts = [`${rp.state}`, `read ${rp.scanned}/${total}`, `matched ${rp.matched}`, `enqueued ${rp.enqueued}`];
+  if (rp.recordsPerSecond !== null && rp.state === 'running') parts.push(`${Math.round(rp.recordsPerSecond)}/s`);
+  if (rp.etaSeconds !== null) parts.push(`about ${rp.etaSeconds}s left`);
+  if (rp.error) parts.push(rp.error);
+  li.append(span('replay-id', `${rp.id} · ${formatTime(rp.from)} → ${formatTime(rp.to)}`), bar, span('replay-counts', parts.join(' · ')));
+  if (rp.notReplayable.length) li.append(span('replay-gap', `not replayable (before the topic's retention): ${rp.notReplayable.map((g) => `partition ${g.partition} until ${formatTime(g.to)}`).join(', ')}`));
+  return li;
 }
 
 /** X-Signature when a shared secret is set; the Standard Webhooks secrets by id (values are never sent to the page). */
