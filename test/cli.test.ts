@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { run } from '@switchyard/cli';
 import { repoRoot } from '../tools/stack/paths.js';
+import { registerSecret } from './support/secrets.js';
 import { pipelineEnv, setupTopics, startService, type RunningService } from './support/services.js';
 import { uniquePrefix } from './support/stack.js';
 
@@ -93,6 +94,41 @@ describe('switchyard CLI against the real control service', () => {
 
     assert.equal((await cli('destinations', 'delete', dest.id)).code, 0);
     assert.equal((await cli('destinations', 'get', dest.id)).code, 1);
+  });
+
+  it('destination filters: --filter on create, refused with its path, replaced, removed with --no-filter', async () => {
+    const source = await cliJson('sources', 'create', 'Filter owner');
+    const filter = { types: ['track'], events: ['Order *'], where: { property: 'total', op: 'gt', value: 50 } };
+    const dest = await cliJson('destinations', 'create', '--source', source.id, '--url', 'https://f.example.com/in', '--filter', JSON.stringify(filter));
+    assert.deepEqual(dest.filter, filter);
+    assert.match((await cli('destinations', 'get', dest.id)).stdout, /^filter: +\{"types":\["track"\]/m);
+    const refused = await cli('destinations', 'update', dest.id, '--filter', '{"where":{"and":[{"context":"library.name","op":"exists"},{"trait":"plan","op":"gt","value":"x"}]}}');
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /error INVALID_FILTER: .*\(field: filter\.where\.and\[1\]\.value\)/);
+    assert.deepEqual((await cliJson('destinations', 'update', dest.id, '--filter', '{"types":["identify"]}')).filter, { types: ['identify'] });
+    assert.equal((await cliJson('destinations', 'update', dest.id, '--no-filter')).filter, null);
+  });
+
+  it('Standard Webhooks: --standard-signatures prints a secret once; signing-secrets rotate and list', async () => {
+    const source = await cliJson('sources', 'create', 'Signing owner');
+    const created = await cli('destinations', 'create', '--source', source.id, '--url', 'https://s.example.com/in', '--standard-signatures');
+    assert.equal(created.code, 0, created.stderr);
+    const first = /^(whsec_\S+)$/m.exec(created.stdout)?.[1];
+    assert.ok(first, created.stdout);
+    registerSecret(first, 'CLI create output');
+    const id = /^id: +(\S+)$/m.exec(created.stdout)![1]!;
+    const rotated = await cli('signing-secrets', 'rotate', id, '--grace-period', '1h');
+    assert.equal(rotated.code, 0, rotated.stderr);
+    const second = rotated.stdout.trim();
+    registerSecret(second, 'CLI rotate output');
+    assert.match(second, /^whsec_/);
+    assert.notEqual(second, first);
+    const listed = await cliJson('signing-secrets', 'list', id);
+    assert.equal(listed.secrets.length, 2);
+    assert.ok(listed.secrets[0].expiresAt !== null && listed.secrets[1].expiresAt === null);
+    const shown = await cli('destinations', 'get', id);
+    assert.ok(!shown.stdout.includes(first.slice(6)) && !shown.stdout.includes(second.slice(6)));
+    assert.match(shown.stdout, /\(current\)/);
   });
 
   it('deletions: request a user\'s deletion (notifications for sources with enabled webhooks)', async () => {

@@ -11,6 +11,7 @@ import { ConfigView } from '@switchyard/platform/config-view/config-view';
 import { topicNames } from '@switchyard/platform/kafka/topics';
 import { createLogger } from '@switchyard/platform/logger';
 import { requestJson } from './support/http.js';
+import { registerSecretsIn } from './support/secrets.js';
 import { PipelineWriter, task } from './support/pipeline-writer.js';
 import { pipelineEnv, setupTopics, startService, type RunningService } from './support/services.js';
 import { testKafka, testStack, uniquePrefix } from './support/stack.js';
@@ -72,6 +73,7 @@ describe('control service: admin API and live configuration', () => {
       '      webhooks:',
       '        - url: https://hooks.example.com/in',
       '          headers: { X-Team: growth }',
+      '    signing: { standard: true }',
       '',
     ].join('\n'));
     await setupTopics(env);
@@ -90,6 +92,13 @@ describe('control service: admin API and live configuration', () => {
     const { body } = await api('GET', '/v1/destinations/seeded-hooks');
     assert.equal(body.settings.sharedSecret, '********');
     assert.deepEqual(body.settings.webhooks, [{ url: 'https://hooks.example.com/in', headers: { 'X-Team': 'growth' } }]);
+    // signing from the seed: a secret is made (its value shown nowhere; a rotation gives one to copy).
+    assert.equal(body.signing.standard, true);
+    assert.equal(body.signing.secrets.length, 1);
+    assert.equal(body.signing.newSecret, undefined);
+    const seededSecret = view.state.destination('seeded-hooks')!.signingSecrets[0]!.secret;
+    registerSecretsIn({ secret: seededSecret }, 'seeded signing secret');
+    assert.match(seededSecret, /^whsec_/);
   });
 
   it('source lifecycle: create, update, add and remove write keys, delete — each seen by another process within 2 s', async () => {

@@ -9,6 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { AvroRecordTypes } from '@switchyard/platform/codec/avro-codec';
 import { topicNames } from '@switchyard/platform/kafka/topics';
+import { newSigningSecret } from '@switchyard/platform/signing/standard-webhooks';
 import { SseParser } from '../services/control/debugger/feed.js';
 import { repoRoot } from '../tools/stack/paths.js';
 import { makeDestination, makeSource, writeConfig } from './support/config.js';
@@ -19,6 +20,8 @@ import { pipelineEnv, setupTopics, startService, type RunningService } from './s
 import { uniquePrefix } from './support/stack.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+const INTERNAL_OUT = { where: { not: { property: 'internal', op: 'eq', value: true } } };
+const SIGNING_SECRET = { ...newSigningSecret(Date.now()), id: 'whs_debugger0001' };
 const artifacts = join(repoRoot, 'test-artifacts', 'debugger');
 
 describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt install chromium)` }, () => {
@@ -71,7 +74,9 @@ describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? fa
       if (refused.has(messageId) && refusing) return { status: 410, body: 'gone' };
       return {};
     });
-    destination = makeDestination(source.id, { id: 'orders-hook', name: 'Orders webhook', webhooks: [{ url: receiver.url, headers: {} }] });
+    // Its filter lets through every call the suite sends but those marked internal.
+    destination = makeDestination(source.id, { id: 'orders-hook', name: 'Orders webhook', webhooks: [{ url: receiver.url, headers: {} }], filter: JSON.stringify(INTERNAL_OUT),
+      standardSignatures: true, signingSecrets: [SIGNING_SECRET] });
     const env = pipelineEnv(prefix, { SWITCHYARD_ADMIN_TOKEN: token, SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', SWITCHYARD_RETRY_TIERS: '300ms,600ms', SWITCHYARD_RETRY_DEADLINE: '30s' });
     await setupTopics(env);
     await writeConfig(prefix, { sources: [source, other], destinations: [destination] });
@@ -211,6 +216,35 @@ describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? fa
     for (const a of attempts) assert.match(a[7]!, /^\d+ ms$/);
     await page.locator('#trace-status', { hasText: 'final state' }).waitFor();
     await shot('03-trace');
+  });
+
+  it('the destinations panel shows each destination\'s filter; a call the filter keeps out shows as filtered by it', async () => {
+    const panel = page.locator(`#destinations .destination-config[data-destination-id="${destination.id}"]`);
+    await panel.waitFor();
+    assert.deepEqual(JSON.parse(await panel.locator('pre.filter').textContent() ?? 'null'), INTERNAL_OUT);
+    assert.match(await panel.locator('ul.secrets li.secret').textContent() ?? '', /Standard Webhooks secret whs_debugger0001 · created .* · current/);
+    assert.ok(!(await page.content()).includes(SIGNING_SECRET.secret.slice(6)), 'a secret value never reaches the page');
+    const messageId = randomUUID();
+    await send([{ messageId, type: 'track', userId: 'ada', event: 'Cache Warmed', properties: { internal: true } }]);
+    await row(messageId).waitFor({ timeout: 2000 });
+    await row(messageId).click();
+    const traced = page.locator(`#trace .destination[data-destination-id="${destination.id}"][data-state="filtered"]`);
+    await traced.waitFor({ timeout: 15_000 });
+    assert.match(await traced.locator('.where').textContent() ?? '', /kept out by the destination's event filter/);
+    assert.equal(receiver.forMessage(messageId).length, 0);
+
+    // A replay of the last minutes into the destination shows with its progress.
+    const started = await requestJson('POST', `${control.url}/v1/destinations/${destination.id}/replays`, { token, body: { from: new Date(Date.now() - 10 * 60_000).toISOString(), to: new Date().toISOString(), rate: 2000, filter: { events: ['Order Completed'] } } });
+    assert.equal(started.status, 202, started.text);
+    const item = page.locator(`#destinations .replay[data-replay-id="${started.body.id}"]`);
+    const deadline = Date.now() + 30_000;
+    while (await page.locator(`#destinations .replay-done[data-replay-id="${started.body.id}"]`).count() === 0) {
+      assert.ok(Date.now() < deadline, 'the replay shows as done within 30 s');
+      await page.getByRole('button', { name: 'Refresh destinations' }).click();
+      await page.waitForTimeout(500);
+    }
+    assert.match(await item.locator('.replay-counts').textContent() ?? '', /^done · read (\d+)\/\1 · matched [1-9]\d* · enqueued [1-9]\d*/);
+    assert.equal(await item.locator('progress').evaluate((e) => (e as unknown as { value: number }).value), 1);
   });
 
   it('a dead letter of the destination is listed and its Replay button gets it delivered', async () => {

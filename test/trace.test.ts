@@ -115,7 +115,7 @@ describe('trace and usage: GET /v1/messages/{id} and GET /v1/sources/{id}/usage'
   it('a message kept from its destination by integrations shows that destination as filtered', async () => {
     const { body } = await eventually(() => api(`/v1/messages/${filtered}`), (r) => r.status === 200);
     assert.equal(body.sourceId, quiet.id);
-    assert.deepEqual(body.destinations, [{ destinationId: filteredDestination.id, state: 'filtered', tier: null, nextAttemptAt: null, deadLetterReason: null, attempts: [] }]);
+    assert.deepEqual(body.destinations, [{ destinationId: filteredDestination.id, state: 'filtered', tier: null, nextAttemptAt: null, deadLetterReason: null, filterReason: 'integrations', attempts: [] }]);
   });
 
   it('an unknown message is 404 with the window named; no token is 401', async () => {

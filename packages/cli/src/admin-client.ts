@@ -49,8 +49,68 @@ export interface Destination {
   enabled: boolean;
   /** The API masks a set secret as "********". */
   settings: { sharedSecret: string | null; webhooks: Webhook[] };
+  /** Which calls it gets; null: every call. */
+  filter?: DestinationFilter | null;
+  /** Standard Webhooks signing; `newSecret` only in the response that generated it. */
+  signing?: { standard: boolean; secrets: SigningSecretInfo[]; newSecret?: SigningSecretValue };
   createdAt: string;
   updatedAt: string;
+}
+
+/**
+ * A destination's event filter, as JSON: `{types?, events?, where?}`. The API validates it and says
+ * where it is wrong (INVALID_FILTER, field e.g. `filter.where.and[1].value`).
+ */
+export type DestinationFilter = Record<string, unknown>;
+
+/** A Standard Webhooks secret as listed: never its value. */
+export interface SigningSecretInfo {
+  id: string;
+  createdAt: string;
+  /** When it stops signing (a rotation's grace period); null for the current one. */
+  expiresAt: string | null;
+}
+
+/** A secret with its value: shown once, by the request that made it. */
+export interface SigningSecretValue {
+  id: string;
+  secret: string;
+  createdAt: string;
+}
+
+export interface SecretRotated {
+  signingSecret: SigningSecretValue;
+  destination: Destination;
+}
+
+/** A replay of a time range into one destination, as GET …/replays/{id} shows it. */
+export interface ReplayStatus {
+  id: string;
+  destinationId: string;
+  state: 'running' | 'done' | 'cancelled' | 'failed';
+  from: string;
+  to: string;
+  filter: DestinationFilter | null;
+  rate: number;
+  createdAt: string;
+  cancelRequestedAt: string | null;
+  total: number | null;
+  scanned: number;
+  matched: number;
+  enqueued: number;
+  progress: number;
+  recordsPerSecond: number | null;
+  etaSeconds: number | null;
+  updatedAt: string | null;
+  error: string | null;
+  notReplayable: Array<{ partition: number; from: string; to: string }>;
+}
+
+export interface ReplayInput {
+  from: string;
+  to: string;
+  filter?: DestinationFilter;
+  rate?: number;
 }
 
 export interface DestinationList {
@@ -63,6 +123,8 @@ export interface CreateDestinationInput {
   type: 'webhooks';
   enabled?: boolean;
   settings: { sharedSecret?: string | null; webhooks: WebhookInput[] };
+  filter?: DestinationFilter;
+  signing?: { standard: boolean };
 }
 
 /** A field left out stays unchanged; `sharedSecret: null` removes the secret. */
@@ -70,6 +132,9 @@ export interface UpdateDestinationInput {
   name?: string;
   enabled?: boolean;
   settings?: { sharedSecret?: string | null; webhooks?: WebhookInput[] };
+  /** null removes the filter. */
+  filter?: DestinationFilter | null;
+  signing?: { standard: boolean };
 }
 
 /** A delivery that failed for good, as the API shows it. */
@@ -278,6 +343,27 @@ export class AdminClient {
 
   updateDestination(id: string, input: UpdateDestinationInput): Promise<Destination> {
     return this.#request('PATCH', `/v1/destinations/${seg(id)}`, input);
+  }
+
+  /** A new Standard Webhooks secret; the previous one signs beside it for `gracePeriod` (e.g. 24h). */
+  rotateSigningSecret(id: string, input: { gracePeriod?: string } = {}): Promise<SecretRotated> {
+    return this.#request('POST', `/v1/destinations/${seg(id)}/secrets/rotate`, input);
+  }
+
+  startReplay(destinationId: string, input: ReplayInput): Promise<ReplayStatus> {
+    return this.#request('POST', `/v1/destinations/${seg(destinationId)}/replays`, input);
+  }
+
+  getReplay(destinationId: string, replayId: string): Promise<ReplayStatus> {
+    return this.#request('GET', `/v1/destinations/${seg(destinationId)}/replays/${seg(replayId)}`);
+  }
+
+  listReplays(destinationId: string): Promise<{ replays: ReplayStatus[] }> {
+    return this.#request('GET', `/v1/destinations/${seg(destinationId)}/replays`);
+  }
+
+  cancelReplay(destinationId: string, replayId: string): Promise<ReplayStatus> {
+    return this.#request('DELETE', `/v1/destinations/${seg(destinationId)}/replays/${seg(replayId)}`);
   }
 
   async deleteDestination(id: string): Promise<void> {

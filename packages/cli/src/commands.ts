@@ -4,8 +4,9 @@ import { Command, Option, type OptionValues } from 'commander';
 import { AdminClient } from './admin-client.js';
 import {
   audienceBlock, audienceTable, computedTraitBlock, computedTraitTable, deadLetterBlock, deadLetterTable, deletionLine, destinationBlock,
-  destinationTable, sourceBlock, sourceTable,
+  destinationTable, replayBlock, replayLine, replayTable, secretTable, sourceBlock, sourceTable,
 } from './format.js';
+import type { AdminClient as Client, Destination, ReplayStatus } from './admin-client.js';
 import { jsonObjectFromFlags, type JsonFlags } from './json-options.js';
 import { parseSince } from './since.js';
 import { FlagError, webhooksFromFlags, type WebhookFlags } from './webhook-options.js';
@@ -40,6 +41,9 @@ export interface ActionContext {
   usage(message: string): never;
   /** The current time, for flags relative to it (--since 1h). */
   now(): Date;
+  /** Live progress on stderr (a line redrawn in place), never mixed into the output. */
+  progress(line: string): void;
+  sleep(ms: number): Promise<void>;
 }
 
 export interface LeafSpec {
@@ -67,6 +71,8 @@ export interface ProgramIo {
   stderr: (s: string) => void;
   fetch: typeof fetch;
   now: () => Date;
+  /** For polling commands (replays --watch); tests make it instant. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 const enableOptions = (what: string): Option[] => [
@@ -110,6 +116,31 @@ async function jsonObject(ctx: ActionContext, flag: string, flags: JsonFlags): P
     throw err;
   }
   return value ?? ctx.usage(`give --${flag} <json> or --${flag}-file <path>`);
+}
+
+const filterHelp = [
+  '',
+  'A filter is JSON: which calls the destination gets (every call when there is none), e.g.',
+  '  {"types": ["track", "identify"], "events": ["Order *", "Signed Up"],',
+  '   "where": {"or": [{"property": "total", "op": "gt", "value": 50}, {"context": "library.name", "op": "eq", "value": "analytics-go"}]}}',
+  '`events` names track calls (* matches any characters); `where` is the audience condition language',
+  'over the call\'s properties, traits and context. The API names the field that is wrong.',
+].join('\n');
+
+type FilterFlags = { filter?: string | false; filterFile?: string };
+
+/** The filter of --filter / --filter-file, null for --no-filter, undefined when none was given. */
+async function filterOf(ctx: ActionContext, opts: FilterFlags): Promise<Record<string, unknown> | null | undefined> {
+  if (opts.filter === false) {
+    if (opts.filterFile !== undefined) return ctx.usage('--no-filter and --filter-file: give one or the other');
+    return null;
+  }
+  try {
+    return await jsonObjectFromFlags('filter', { inline: opts.filter, file: opts.filterFile });
+  } catch (err) {
+    if (err instanceof FlagError) return ctx.usage(err.message);
+    throw err;
+  }
 }
 
 const sources: GroupSpec = {
@@ -209,18 +240,24 @@ const destinations: GroupSpec = {
         new Option('--secret <secret>', 'shared secret the webhooks are signed with'),
         new Option('--name <name>', 'a name for people'),
         new Option('--disabled', 'create it disabled'),
+        ...jsonOptions('filter', 'event filter'),
+        new Option('--standard-signatures', 'also sign with Standard Webhooks headers; prints the generated whsec_ secret once'),
       ],
-      async run(ctx, _args, opts: WebhookFlags & { source: string; name?: string; secret?: string; disabled?: boolean }) {
+      help: filterHelp,
+      async run(ctx, _args, opts: WebhookFlags & FilterFlags & { source: string; name?: string; secret?: string; disabled?: boolean; standardSignatures?: boolean }) {
         const hooks = webhooks(ctx, opts);
         if (hooks === undefined) return ctx.usage('give at least one --url, or --webhooks-json');
+        const filter = await filterOf(ctx, opts);
         const body = await ctx.client().createDestination({
           sourceId: opts.source,
           type: 'webhooks',
           ...(opts.name === undefined ? {} : { name: opts.name }),
           ...(opts.disabled ? { enabled: false } : {}),
           settings: { ...(opts.secret === undefined ? {} : { sharedSecret: opts.secret }), webhooks: hooks },
+          ...(filter ? { filter } : {}),
+          ...(opts.standardSignatures ? { signing: { standard: true } } : {}),
         });
-        return { json: body, text: destinationBlock(body) };
+        return { json: body, text: destinationBlock(body) + newSecretText(body) };
       },
     },
     {
@@ -240,24 +277,32 @@ const destinations: GroupSpec = {
         ...webhookOptions('webhook URL; repeat for several; replaces the whole list'),
         new Option('--secret <secret>', 'set the shared secret'),
         new Option('--no-secret', 'remove the shared secret'),
+        ...jsonOptions('filter', 'new event filter'),
+        new Option('--no-filter', 'remove the event filter (every call goes through)'),
+        new Option('--standard-signatures', 'turn Standard Webhooks signatures on (prints a generated secret once)'),
+        new Option('--no-standard-signatures', 'turn them off and drop the secrets'),
       ],
-      async run(ctx, [id = ''], opts: WebhookFlags & { name?: string; secret?: string | false; enable?: boolean; disable?: boolean }) {
+      help: filterHelp,
+      async run(ctx, [id = ''], opts: WebhookFlags & FilterFlags & { name?: string; secret?: string | false; enable?: boolean; disable?: boolean; standardSignatures?: boolean }) {
         const hooks = webhooks(ctx, opts);
+        const filter = await filterOf(ctx, opts);
         const settings = {
           ...(hooks === undefined ? {} : { webhooks: hooks }),
           // --no-secret arrives as false; the API removes the secret on null.
           ...(opts.secret === undefined ? {} : { sharedSecret: opts.secret === false ? null : opts.secret }),
         };
         const enabled = enabledFrom(opts);
-        if (opts.name === undefined && enabled === undefined && Object.keys(settings).length === 0) {
-          ctx.usage('nothing to update: give --name, --enable/--disable, --url, --webhooks-json, --secret or --no-secret');
+        if (opts.name === undefined && enabled === undefined && Object.keys(settings).length === 0 && filter === undefined && opts.standardSignatures === undefined) {
+          ctx.usage('nothing to update: give --name, --enable/--disable, --url, --webhooks-json, --secret, --no-secret, --filter, --no-filter or --[no-]standard-signatures');
         }
         const body = await ctx.client().updateDestination(id, {
           name: opts.name,
           enabled,
           ...(Object.keys(settings).length === 0 ? {} : { settings }),
+          ...(filter === undefined ? {} : { filter }),
+          ...(opts.standardSignatures === undefined ? {} : { signing: { standard: opts.standardSignatures } }),
         });
-        return { json: body, text: destinationBlock(body) };
+        return { json: body, text: destinationBlock(body) + newSecretText(body) };
       },
     },
     {
@@ -266,6 +311,126 @@ const destinations: GroupSpec = {
       async run(ctx, [id = '']) {
         await ctx.client().deleteDestination(id);
         return deleted('destination', id);
+      },
+    },
+  ],
+};
+
+/** The secret a create or update generated: printed once, after the destination. */
+function newSecretText(d: Destination): string {
+  const s = d.signing?.newSecret;
+  return s ? `\nnew Standard Webhooks secret ${s.id} (shown only now, keep it safe):\n${s.secret}\n` : '';
+}
+
+const signingSecrets: GroupSpec = {
+  name: 'signing-secrets',
+  summary: "rotate a destination's Standard Webhooks secret",
+  commands: [
+    {
+      usage: 'rotate <destinationId>',
+      summary: 'make a new secret and print it (only now); the previous one keeps signing beside it for the grace period',
+      options: () => [new Option('--grace-period <duration>', 'how long the previous secret keeps signing: 30m, 24h, 7d, 0s (default 24h, at most 30d)')],
+      help: [
+        '',
+        'Receivers can switch to the new secret at their pace: during the grace period every request',
+        'carries a signature with each secret in webhook-signature. Prints only the secret, so scripts',
+        'can capture it: SECRET=$(switchyard signing-secrets rotate dst_1)',
+      ].join('\n'),
+      async run(ctx, [id = ''], opts: { gracePeriod?: string }) {
+        if (opts.gracePeriod !== undefined && !/^\d{1,9}[smhd]$/.test(opts.gracePeriod)) ctx.usage(`--grace-period must be a duration such as 24h, 30m, 7d or 0s; got "${opts.gracePeriod}"`);
+        const body = await ctx.client().rotateSigningSecret(id, opts.gracePeriod === undefined ? {} : { gracePeriod: opts.gracePeriod });
+        return { json: body, text: `${body.signingSecret.secret}\n` };
+      },
+    },
+    {
+      usage: 'list <destinationId>',
+      summary: 'list the secrets signing now: ids, creation times, and when rotated ones stop',
+      async run(ctx, [id = '']) {
+        const body = await ctx.client().getDestination(id);
+        const secrets = body.signing?.secrets ?? [];
+        return { json: { standard: body.signing?.standard ?? false, secrets }, text: secretTable(body.signing?.standard ?? false, secrets) };
+      },
+    },
+  ],
+};
+
+/** Polls a replay, redrawing its progress bar on stderr, until it is no longer running. */
+async function watchReplay(ctx: ActionContext, client: Client, first: ReplayStatus): Promise<ReplayStatus> {
+  let r = first;
+  ctx.progress(replayLine(r));
+  while (r.state === 'running') {
+    await ctx.sleep(1000);
+    r = await client.getReplay(r.destinationId, r.id);
+    ctx.progress(replayLine(r));
+  }
+  ctx.progress('');
+  return r;
+}
+
+/** Done is success; a replay that failed or was cancelled while watched ends the command with 1. */
+const replayOutput = (r: ReplayStatus): Output => ({ json: r, text: replayBlock(r), ...(r.state === 'failed' || r.state === 'cancelled' ? { exitCode: 1 } : {}) });
+
+const replays: GroupSpec = {
+  name: 'replays',
+  summary: 'replay a time range of calls into one destination',
+  commands: [
+    {
+      usage: 'start <destinationId>',
+      summary: 'replay the calls received between --from and --to into the destination (with its filter)',
+      options: () => [
+        new Option('--from <time>', 'start of the range: an ISO time (local without an offset) or a duration ago (2h)').makeOptionMandatory(),
+        new Option('--to <time>', 'end of the range (exclusive; default now)'),
+        new Option('--rate <n>', 'ingest records read per second at most (default 500)'),
+        ...jsonOptions('filter', "replay's own filter, besides the destination's"),
+        new Option('--watch', 'show a progress bar until it ends'),
+      ],
+      help: [
+        '',
+        'Bodies are the originals (same messageId), so receivers drop what they already have.',
+        'Prints the replay; with --watch, a progress bar on stderr, then the final state',
+        '(exit code 1 when it failed or was cancelled).',
+      ].join('\n'),
+      async run(ctx, [id = ''], opts: { from: string; to?: string; rate?: string; filter?: string; filterFile?: string; watch?: boolean }) {
+        let from: string;
+        let to: string;
+        try {
+          from = parseSince(opts.from, ctx.now());
+          to = opts.to === undefined ? ctx.now().toISOString() : parseSince(opts.to, ctx.now());
+        } catch (err) {
+          if (err instanceof FlagError) return ctx.usage(err.message);
+          throw err;
+        }
+        if (opts.rate !== undefined && !/^[1-9]\d*$/.test(opts.rate)) ctx.usage(`--rate must be a positive whole number; got "${opts.rate}"`);
+        const filter = await filterOf(ctx, opts);
+        const client = ctx.client();
+        const started = await client.startReplay(id, { from, to, ...(filter ? { filter } : {}), ...(opts.rate === undefined ? {} : { rate: Number(opts.rate) }) });
+        return replayOutput(opts.watch ? await watchReplay(ctx, client, started) : started);
+      },
+    },
+    {
+      usage: 'status <destinationId> <replayId>',
+      summary: "show a replay's state, counts, rate and time left",
+      options: () => [new Option('--watch', 'show a progress bar until it ends')],
+      async run(ctx, [id = '', rid = ''], opts: { watch?: boolean }) {
+        const client = ctx.client();
+        const r = await client.getReplay(id, rid);
+        return replayOutput(opts.watch ? await watchReplay(ctx, client, r) : r);
+      },
+    },
+    {
+      usage: 'list <destinationId>',
+      summary: "list a destination's replays, newest first",
+      async run(ctx, [id = '']) {
+        const body = await ctx.client().listReplays(id);
+        return { json: body, text: replayTable(body.replays) };
+      },
+    },
+    {
+      usage: 'cancel <destinationId> <replayId>',
+      summary: 'stop a running replay (tasks already written are delivered)',
+      async run(ctx, [id = '', rid = '']) {
+        const r = await ctx.client().cancelReplay(id, rid);
+        return { json: r, text: `cancelling replay ${r.id}\n` };
       },
     },
   ],
@@ -471,7 +636,7 @@ const computedTraits: GroupSpec = {
   ],
 };
 
-export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations, deadLetters, deletions, audiences, computedTraits];
+export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations, signingSecrets, replays, deadLetters, deletions, audiences, computedTraits];
 
 /**
  * The commander program for one invocation. It never exits the process: errors are thrown as
@@ -519,6 +684,8 @@ function actionContext(program: Command, command: Command, io: ProgramIo): Actio
   return {
     usage,
     now: io.now,
+    progress: (line) => io.stderr(`\r${line}\u001b[K`),
+    sleep: io.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
     client() {
       const globals = program.opts<{ url?: string; token?: string }>();
       // An empty variable counts as unset, as `export VAR=` usually means "no value".

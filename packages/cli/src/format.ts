@@ -1,6 +1,6 @@
 // Human-readable output: aligned tables for lists, "key: value" blocks for one object.
 // Every function returns the whole text, newline-terminated, so callers write it in one go.
-import type { Audience, ComputedTrait, DeadLetterDetail, DeadLetterList, DeletionRequest, Destination, Source } from './admin-client.js';
+import type { Audience, ComputedTrait, DeadLetterDetail, DeadLetterList, DeletionRequest, Destination, ReplayStatus, Source } from './admin-client.js';
 
 /** Columns padded to their widest cell and separated by two spaces; the last is not padded. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -53,6 +53,12 @@ export function destinationTable(destinations: readonly Destination[]): string {
   );
 }
 
+/** A destination's Standard Webhooks secrets: ids and times, never values. */
+export function secretTable(standard: boolean, secrets: ReadonlyArray<{ id: string; createdAt: string; expiresAt: string | null }>): string {
+  if (!standard) return 'Standard Webhooks signatures are off for this destination.\n';
+  return table(['ID', 'CREATED', 'SIGNS UNTIL'], secrets.map((s) => [s.id, s.createdAt, s.expiresAt ?? '(current)']));
+}
+
 export function destinationBlock(d: Destination): string {
   return block([
     ['id', d.id],
@@ -63,9 +69,16 @@ export function destinationBlock(d: Destination): string {
     // Shown as the API gives it: masked when set, so the secret never reaches a terminal.
     ['shared secret', d.settings.sharedSecret ?? '(none)'],
     ['webhooks', d.settings.webhooks.map(webhookLine)],
+    ['filter', d.filter ? JSON.stringify(d.filter) : '(none: every call)'],
+    ['std webhooks', d.signing?.standard ? d.signing.secrets.map(secretLine) : 'off'],
     ['created', d.createdAt],
     ['updated', d.updatedAt],
   ]);
+}
+
+/** A signing secret by id (never its value), with when it stops signing if it is being rotated out. */
+function secretLine(s: { id: string; createdAt: string; expiresAt: string | null }): string {
+  return `${s.id}  created ${s.createdAt}${s.expiresAt === null ? '  (current)' : `  signs until ${s.expiresAt}`}`;
 }
 
 // Header names only: their values are often credentials.
@@ -212,4 +225,42 @@ export function indentJson(text: string): string {
  */
 export function printable(s: string): string {
   return s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** A text progress bar: [#########-----------]  45% */
+export function progressBar(fraction: number, width = 24): string {
+  const f = Math.max(0, Math.min(1, Number.isFinite(fraction) ? fraction : 0));
+  const full = Math.round(f * width);
+  return `[${'#'.repeat(full)}${'-'.repeat(width - full)}] ${String(Math.floor(f * 100)).padStart(3)}%`;
+}
+
+/** One line of a replay's state: the bar, counts, rate and time left. */
+export function replayLine(r: ReplayStatus): string {
+  const total = r.total === null ? '?' : String(r.total);
+  const rate = r.recordsPerSecond === null ? '' : ` · ${Math.round(r.recordsPerSecond)}/s`;
+  const eta = r.etaSeconds === null ? '' : ` · ${formatSeconds(r.etaSeconds)} left`;
+  return `${progressBar(r.progress)} ${r.state} · read ${r.scanned}/${total} · matched ${r.matched} · enqueued ${r.enqueued}${rate}${eta}`;
+}
+
+export function replayBlock(r: ReplayStatus): string {
+  return block([
+    ['id', r.id],
+    ['destination', r.destinationId],
+    ['state', r.state],
+    ['range', `${r.from} .. ${r.to}`],
+    ['filter', r.filter ? JSON.stringify(r.filter) : "(the destination's only)"],
+    ['progress', replayLine(r)],
+    ...(r.error ? [['error', r.error] as [string, string]] : []),
+    ...(r.notReplayable.length ? [['not replayable', r.notReplayable.map((g) => `partition ${g.partition}: ${g.from} .. ${g.to} (before the topic's retention)`)] as [string, string[]]] : []),
+  ]);
+}
+
+export function replayTable(replays: readonly ReplayStatus[]): string {
+  return table(['ID', 'STATE', 'FROM', 'TO', 'READ', 'ENQUEUED'], replays.map((r) => [r.id, r.state, r.from, r.to, `${r.scanned}/${r.total ?? '?'}`, String(r.enqueued)]));
+}
+
+function formatSeconds(s: number): string {
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }

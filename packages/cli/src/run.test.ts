@@ -249,6 +249,8 @@ describe('destinations', () => {
         'shared secret: ********',
         'webhooks:      https://a.example/hook  (headers: X-Api-Key, X-Env)',
         '               https://b.example/hook',
+        'filter:        (none: every call)',
+        'std webhooks:  off',
         'created:       2025-01-02T03:04:05.000Z',
         'updated:       2025-01-02T03:04:06.000Z',
         '',
@@ -321,6 +323,64 @@ describe('destinations', () => {
     const r = await cli(['destinations', 'update', 'dst_1']);
     assert.equal(r.code, 2);
     assert.equal(api.requests.length, 0);
+  });
+
+  it('create and update send the --filter or --filter-file JSON; --no-filter sends null; get shows it', async () => {
+    const filter = { types: ['track'], events: ['Order *'] };
+    api.on('POST', '/v1/destinations', { status: 201, body: { ...destination, filter } });
+    const created = await cli(['destinations', 'create', '--source', 'src_1', '--url', 'https://a.example/hook', '--filter', JSON.stringify(filter)]);
+    ok(created);
+    sent('POST', '/v1/destinations', { sourceId: 'src_1', type: 'webhooks', settings: { webhooks: [{ url: 'https://a.example/hook' }] }, filter });
+    assert.match(created.stdout, /^filter: +\{"types":\["track"\],"events":\["Order \*"\]\}$/m);
+    api.requests.length = 0;
+    const dir = await mkdtemp(join(tmpdir(), 'cli-filter-'));
+    try {
+      await writeFile(join(dir, 'filter.json'), '{"where":{"property":"total","op":"gt","value":50}}');
+      api.on('PATCH', '/v1/destinations/dst_1', { status: 200, body: destination });
+      ok(await cli(['destinations', 'update', 'dst_1', '--filter-file', join(dir, 'filter.json')]));
+      sent('PATCH', '/v1/destinations/dst_1', { filter: { where: { property: 'total', op: 'gt', value: 50 } } });
+    } finally {
+      await rm(dir, { recursive: true });
+    }
+    api.requests.length = 0;
+    const cleared = await cli(['destinations', 'update', 'dst_1', '--no-filter']);
+    ok(cleared);
+    sent('PATCH', '/v1/destinations/dst_1', { filter: null });
+    assert.match(cleared.stdout, /^filter: +\(none: every call\)$/m);
+    api.requests.length = 0;
+    const bad = await cli(['destinations', 'update', 'dst_1', '--filter', '[1]']);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /--filter must be a JSON object/);
+    assert.equal(api.requests.length, 0);
+  });
+
+  it('--standard-signatures asks for a secret and prints it once; signing-secrets rotate prints only the new one; list shows ids', async () => {
+    const signing = { standard: true, secrets: [{ id: 'whs_1', createdAt: '2025-01-02T03:04:05.000Z', expiresAt: null }] };
+    api.on('PATCH', '/v1/destinations/dst_1', { status: 200, body: { ...destination, signing: { ...signing, newSecret: { id: 'whs_1', secret: 'whsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0', createdAt: '2025-01-02T03:04:05.000Z' } } } });
+    const on = await cli(['destinations', 'update', 'dst_1', '--standard-signatures']);
+    ok(on);
+    sent('PATCH', '/v1/destinations/dst_1', { signing: { standard: true } });
+    assert.match(on.stdout, /^std webhooks: +whs_1 {2}created 2025-01-02T03:04:05\.000Z {2}\(current\)$/m);
+    assert.match(on.stdout, /shown only now.*\nwhsec_c2VjcmV0c2VjcmV0c2VjcmV0c2VjcmV0\n$/);
+    api.requests.length = 0;
+    api.on('PATCH', '/v1/destinations/dst_1', { status: 200, body: destination });
+    ok(await cli(['destinations', 'update', 'dst_1', '--no-standard-signatures']));
+    sent('PATCH', '/v1/destinations/dst_1', { signing: { standard: false } });
+    api.requests.length = 0;
+    api.on('POST', '/v1/destinations/dst_1/secrets/rotate', { status: 201, body: { signingSecret: { id: 'whs_2', secret: 'whsec_bmV3bmV3bmV3bmV3bmV3bmV3bmV3bmV3', createdAt: '2025-01-03T00:00:00.000Z' }, destination } });
+    const rotated = await cli(['signing-secrets', 'rotate', 'dst_1', '--grace-period', '2h']);
+    ok(rotated);
+    sent('POST', '/v1/destinations/dst_1/secrets/rotate', { gracePeriod: '2h' });
+    assert.equal(rotated.stdout, 'whsec_bmV3bmV3bmV3bmV3bmV3bmV3bmV3bmV3\n');
+    api.requests.length = 0;
+    const bad = await cli(['signing-secrets', 'rotate', 'dst_1', '--grace-period', 'tomorrow']);
+    assert.equal(bad.code, 2);
+    assert.equal(api.requests.length, 0);
+    api.on('GET', '/v1/destinations/dst_1', { status: 200, body: { ...destination, signing: { standard: true, secrets: [{ id: 'whs_1', createdAt: '2025-01-02T03:04:05.000Z', expiresAt: '2025-01-03T02:00:00.000Z' }, { id: 'whs_2', createdAt: '2025-01-03T00:00:00.000Z', expiresAt: null }] } } });
+    const listed = await cli(['signing-secrets', 'list', 'dst_1']);
+    ok(listed);
+    assert.match(listed.stdout, /whs_1\s+2025-01-02T03:04:05\.000Z\s+2025-01-03T02:00:00\.000Z/);
+    assert.match(listed.stdout, /whs_2\s+2025-01-03T00:00:00\.000Z\s+\(current\)/);
   });
 
   it('delete prints what it deleted', async () => {
@@ -927,5 +987,41 @@ describe('errors and exit codes', () => {
     assert.equal(r.code, 0);
     assert.match(r.stdout, /--webhooks-json <json>/);
     assert.equal(r.stderr, '');
+  });
+});
+
+describe('replays', () => {
+  const replay = (over: Record<string, unknown> = {}) => ({
+    id: 'rpl_1', destinationId: 'dst_1', state: 'running', from: '2025-01-10T10:00:00.000Z', to: '2025-01-10T11:00:00.000Z', filter: null, rate: 500,
+    createdAt: '2025-01-10T12:00:00.000Z', cancelRequestedAt: null, total: 10000, scanned: 2500, matched: 2000, enqueued: 2000, progress: 0.25,
+    recordsPerSecond: 500, etaSeconds: 15, updatedAt: '2025-01-10T12:00:05.000Z', error: null, notReplayable: [], ...over,
+  });
+
+  it('start sends the range (durations counted back from now), the rate and the filter', async () => {
+    api.on('POST', '/v1/destinations/dst_1/replays', { status: 202, body: replay() });
+    const r = await cli(['replays', 'start', 'dst_1', '--from', '2h', '--to', '1h', '--rate', '200', '--filter', '{"types":["track"]}']);
+    ok(r);
+    sent('POST', '/v1/destinations/dst_1/replays', { from: '2025-01-10T10:00:00.000Z', to: '2025-01-10T11:00:00.000Z', rate: 200, filter: { types: ['track'] } });
+    assert.match(r.stdout, /^progress: +\[######-+\] +25% running · read 2500\/10000 · matched 2000 · enqueued 2000 · 500\/s · 15s left$/m);
+    const bad = await cli(['replays', 'start', 'dst_1', '--from', 'yesterday']);
+    assert.equal(bad.code, 2);
+  });
+
+  it('status --watch redraws a progress bar on stderr until the replay ends; cancel and list', async () => {
+    let polls = 0;
+    api.on('GET', '/v1/destinations/dst_1/replays/rpl_1', () => ({ status: 200, body: ++polls < 3 ? replay({ scanned: 2500 * polls, progress: 0.25 * polls }) : replay({ state: 'done', scanned: 10000, progress: 1, etaSeconds: null }) }));
+    let stderr = '';
+    let stdout = '';
+    const code = await run(['replays', 'status', 'dst_1', 'rpl_1', '--watch'], { env: { SWITCHYARD_ADMIN_URL: api.url, SWITCHYARD_ADMIN_TOKEN: TOKEN }, stdout: (s) => { stdout += s; }, stderr: (s) => { stderr += s; }, sleep: async () => undefined });
+    assert.equal(code, 0);
+    assert.match(stderr, /\r\[######-+\] +25%/);
+    assert.match(stderr, /\r\[#{24}\] 100% done/);
+    assert.match(stdout, /^state: +done$/m);
+    api.on('DELETE', '/v1/destinations/dst_1/replays/rpl_1', { status: 202, body: replay({ cancelRequestedAt: '2025-01-10T12:00:06.000Z' }) });
+    const cancelled = await cli(['replays', 'cancel', 'dst_1', 'rpl_1']);
+    ok(cancelled);
+    assert.equal(cancelled.stdout, 'cancelling replay rpl_1\n');
+    api.on('GET', '/v1/destinations/dst_1/replays', { status: 200, body: { replays: [replay()] } });
+    assert.match((await cli(['replays', 'list', 'dst_1'])).stdout, /rpl_1\s+running\s+2025-01-10T10:00:00\.000Z\s+2025-01-10T11:00:00\.000Z\s+2500\/10000\s+2000/);
   });
 });

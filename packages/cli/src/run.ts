@@ -11,6 +11,8 @@ export interface RunIo {
   fetch?: typeof fetch;
   /** The clock for times relative to now (--since 1h). */
   now?: () => Date;
+  /** Waits between polls (replays --watch); tests make it instant. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /**
@@ -26,6 +28,7 @@ export async function run(argv: string[], io: RunIo = {}): Promise<number> {
     stderr,
     fetch: io.fetch ?? globalThis.fetch,
     now: io.now ?? (() => new Date()),
+    ...(io.sleep ? { sleep: io.sleep } : {}),
   });
   try {
     await program.parseAsync(argv, { from: 'user' });

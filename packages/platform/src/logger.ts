@@ -13,6 +13,9 @@ export const REDACTED_PATHS: readonly string[] = [
   'password', '*.password',
   'authorization', '*.authorization', 'req.headers.authorization', 'req.headers.cookie',
   'headers.authorization', '*.headers.authorization', 'headers["x-signature"]', '*.headers["x-signature"]',
+  // Standard Webhooks secrets (a destination record's signingSecrets, a rotation's answer) and signatures.
+  'signingSecrets', '*.signingSecrets', '*.*.signingSecrets', 'secret', '*.secret', '*.*.secret',
+  'headers["webhook-signature"]', '*.headers["webhook-signature"]',
 ];
 
 export interface LoggerSettings {

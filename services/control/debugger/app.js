@@ -25,6 +25,7 @@ const el = {
   trace: $('trace'), traceStatus: $('trace-status'), traceRefresh: $('trace-refresh'), json: $('json'),
   deadLetterDestination: /** @type {HTMLSelectElement} */ ($('dead-letter-destination')), deadLettersRefresh: $('dead-letters-refresh'),
   deadLettersStatus: $('dead-letters-status'), deadLettersTable: $('dead-letters-table'), deadLettersRows: $('dead-letters-rows'),
+  destinations: $('destinations'), destinationsStatus: $('destinations-status'), destinationsRefresh: $('destinations-refresh'),
 };
 
 /** @typedef {import('./feed.js').LiveCall & { seq: number }} Call */
@@ -366,6 +367,7 @@ async function loadTrace() {
   }
 }
 
+const FILTER_TEXT = { filter: 'kept out by the destination\'s event filter', integrations: 'kept out by the call\'s integrations map' };
 const STATE_TEXT = { pending: 'pending', delivered: 'delivered', retrying: 'retrying', dead_lettered: 'dead-lettered', filtered: 'filtered' };
 
 function renderTrace(trace) {
@@ -386,6 +388,7 @@ function renderTrace(trace) {
     if (d.state === 'retrying' && d.tier !== null) where.push(`waiting in retry tier ${d.tier}${d.nextAttemptAt ? ` until ${formatTime(d.nextAttemptAt)}` : ''}`);
     else if (d.nextAttemptAt) where.push(`next attempt ${formatTime(d.nextAttemptAt)}`);
     if (d.deadLetterReason) where.push(`dead-lettered: ${d.deadLetterReason}`);
+    if (d.filterReason) where.push(FILTER_TEXT[d.filterReason] ?? `filtered: ${d.filterReason}`);
     if (where.length) section.append(paragraph('where', where.join(' · ')));
     if (d.attempts.length === 0) {
       section.append(paragraph('hint', 'No attempt yet.'));
@@ -424,6 +427,7 @@ async function loadDestinations(sourceId) {
   if (!r.ok) throw new Error(errorText(r));
   const destinations = r.body.destinations;
   state.destinationNames = new Map(destinations.map((d) => [d.id, d.name]));
+  renderDestinations(destinations);
   el.deadLetterDestination.replaceChildren(...destinations.map((d) => option(d.id, `${d.name} (${d.id})`)));
   if (destinations.length === 0) {
     el.deadLettersTable.hidden = true;
@@ -431,6 +435,95 @@ async function loadDestinations(sourceId) {
     return;
   }
   await loadDeadLetters();
+}
+
+el.destinationsRefresh.addEventListener('click', () => void loadDestinations(el.source.value).catch((err) => onFailure(err, el.destinationsStatus)));
+
+/** Each destination of the source as configured: enabled, its event filter (and, later, its signing and replays). */
+function renderDestinations(destinations) {
+  el.destinationsStatus.textContent = destinations.length === 0 ? 'This source has no destinations.' : '';
+  el.destinations.replaceChildren(...destinations.map((d) => {
+    const section = document.createElement('section');
+    section.className = 'destination-config';
+    section.dataset.destinationId = d.id;
+    const heading = document.createElement('h3');
+    heading.append(span('dest-name', `${d.name} (${d.id})`), ' ', span(`state ${d.enabled ? 'state-delivered' : 'state-filtered'}`, d.enabled ? 'enabled' : 'disabled'));
+    const list = document.createElement('dl');
+    const filter = d.filter ? preformatted('filter', JSON.stringify(d.filter, null, 2)) : span('filter none', 'none: every call');
+    addTerm(list, 'Filter', filter);
+    addTerm(list, 'Webhooks', `${d.settings.webhooks.length} URL${d.settings.webhooks.length === 1 ? '' : 's'}`);
+    addTerm(list, 'Signing', signingList(d));
+    const replays = addTerm(list, 'Replays', span('hint', 'Loading…'));
+    replays.className = 'replays';
+    section.append(heading, list);
+    void loadReplays(d.id, replays).catch((err) => { replays.replaceChildren(span('hint', `Could not load replays: ${err.message}`)); });
+    return section;
+  }));
+}
+
+const REPLAY_REFRESH_MS = 2000;
+const REPLAYS_SHOWN = 5;
+
+/** GET /v1/destinations/{id}/replays: the latest ones with a progress bar; refreshed while one runs. */
+async function loadReplays(destinationId, target, refresh = false) {
+  // A refresh stops once the panel was redrawn (another source, Refresh) or the user signed out.
+  if (state.token === null || (refresh && !target.isConnected)) return;
+  const r = await api('GET', `/v1/destinations/${encodeURIComponent(destinationId)}/replays`);
+  if (!r.ok) { target.replaceChildren(span('hint', errorText(r))); return; }
+  const replays = r.body.replays;
+  if (replays.length === 0) { target.replaceChildren(span('hint', 'none (start one with the API or switchyard replays start)')); return; }
+  const ul = document.createElement('ul');
+  ul.className = 'replay-list';
+  for (const rp of replays.slice(0, REPLAYS_SHOWN)) ul.append(replayItem(rp));
+  target.replaceChildren(ul);
+  if (replays.some((rp) => rp.state === 'running')) setTimeout(() => void loadReplays(destinationId, target, true).catch(() => undefined), REPLAY_REFRESH_MS);
+}
+
+function replayItem(rp) {
+  const li = document.createElement('li');
+  li.className = `replay replay-${rp.state}`;
+  li.dataset.replayId = rp.id;
+  const bar = document.createElement('progress');
+  bar.max = 1;
+  bar.value = rp.progress;
+  bar.setAttribute('aria-label', `Replay ${rp.id}: ${Math.floor(rp.progress * 100)}%`);
+  const total = rp.total === null ? '?' : rp.total;
+  const parts = [`${rp.state}`, `read ${rp.scanned}/${total}`, `matched ${rp.matched}`, `enqueued ${rp.enqueued}`];
+  if (rp.recordsPerSecond !== null && rp.state === 'running') parts.push(`${Math.round(rp.recordsPerSecond)}/s`);
+  if (rp.etaSeconds !== null) parts.push(`about ${rp.etaSeconds}s left`);
+  if (rp.error) parts.push(rp.error);
+  li.append(span('replay-id', `${rp.id} · ${formatTime(rp.from)} → ${formatTime(rp.to)}`), bar, span('replay-counts', parts.join(' · ')));
+  if (rp.notReplayable.length) li.append(span('replay-gap', `not replayable (before the topic's retention): ${rp.notReplayable.map((g) => `partition ${g.partition} until ${formatTime(g.to)}`).join(', ')}`));
+  return li;
+}
+
+/** X-Signature when a shared secret is set; the Standard Webhooks secrets by id (values are never sent to the page). */
+function signingList(d) {
+  const ul = document.createElement('ul');
+  ul.className = 'secrets';
+  const item = (text, className = '') => { const li = document.createElement('li'); li.className = className; li.textContent = text; ul.append(li); };
+  item(d.settings.sharedSecret ? 'X-Signature (shared secret set)' : 'no X-Signature (no shared secret)');
+  if (!d.signing?.standard) { item('Standard Webhooks: off'); return ul; }
+  for (const s of d.signing.secrets) {
+    item(`Standard Webhooks secret ${s.id} · created ${formatTime(s.createdAt)} · ${s.expiresAt === null ? 'current' : `signs until ${formatTime(s.expiresAt)}`}`, 'secret');
+  }
+  return ul;
+}
+
+function addTerm(list, term, value) {
+  const dt = document.createElement('dt');
+  dt.textContent = term;
+  const dd = document.createElement('dd');
+  dd.append(value);
+  list.append(dt, dd);
+  return dd;
+}
+
+function preformatted(className, text) {
+  const pre = document.createElement('pre');
+  pre.className = className;
+  pre.textContent = text;
+  return pre;
 }
 
 /** The latest day's counts from GET /v1/sources/{id}/usage (UTC days), refreshed while shown. */
@@ -446,7 +539,8 @@ async function loadUsage(sourceId) {
     el.usage.hidden = !r.ok;
     return;
   }
-  el.usage.textContent = `Usage on ${latest.day} (UTC): ${latest.accepted} accepted · ${latest.rejected} rejected · ${latest.filtered} filtered by integrations`;
+  const by = latest.filteredBy ?? { integrations: latest.filtered, filter: 0 };
+  el.usage.textContent = `Usage on ${latest.day} (UTC): ${latest.accepted} accepted · ${latest.rejected} rejected · ${latest.filtered} filtered (${by.integrations} by integrations, ${by.filter} by destination filters)`;
   el.usage.hidden = false;
 }
 

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from '@switchyard/platform/metrics';
 
 /** The configuration records the admin API writes (label `resource`). */
-export type ConfigResource = 'source' | 'write_key' | 'destination' | 'audience' | 'computed_trait';
+export type ConfigResource = 'source' | 'write_key' | 'destination' | 'signing_secret' | 'replay' | 'audience' | 'computed_trait';
 export type WriteOperation = 'create' | 'update' | 'delete';
 /** How a counted request ended (label `result`). A 401 is not among them: it counts as an auth failure. */
 export type AdminResult = 'ok' | 'invalid' | 'not_found' | 'conflict' | 'error';

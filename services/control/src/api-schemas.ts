@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseDestinationFilter } from '@switchyard/platform/filters/destination-filter';
 import type { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { ApiError } from './api-error.js';
 
@@ -13,7 +14,10 @@ const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // Visible ASCII, space, tab and obs-text; never CR, LF or NUL (header injection).
 const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /** Headers Switchyard sets itself, or that would break the request framing. */
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'user-agent', 'x-signature', 'proxy-authorization']);
+const RESERVED_HEADERS = new Set([
+  'host', 'content-length', 'content-type', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'user-agent', 'x-signature', 'proxy-authorization',
+  'webhook-id', 'webhook-timestamp', 'webhook-signature',
+]);
 
 const withCode = (code: string) => ({ params: { code } });
 const idPattern = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -58,6 +62,43 @@ export function webhookSchema(policy: AddressPolicy) {
   });
 }
 
+/** `where.and[1].value` → ['where', 'and', 1, 'value'] (zod issue paths, formatted back by parseBody). */
+function pathSegments(path: string): PropertyKey[] {
+  return [...path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((m) => (m[2] === undefined ? m[1]! : Number(m[2])));
+}
+
+/**
+ * A destination's event filter (README "Event filters"): checked with the parser fan-out compiles
+ * it with, so the API refuses exactly what fan-out could not apply; the refusal names the path
+ * (`filter.where.and[1].value`) with code INVALID_FILTER.
+ */
+export const destinationFilter = z.unknown().superRefine((value, ctx) => {
+  if (value === undefined || value === null) return;
+  const parsed = parseDestinationFilter(value);
+  if (!parsed.ok) ctx.addIssue({ code: 'custom', path: parsed.path ? pathSegments(parsed.path) : [], message: parsed.message, ...withCode('INVALID_FILTER') });
+}).meta({
+  description: 'Which calls the destination gets (default: all): {types?: [call types], events?: [track event names, * wildcards], where?: condition over properties, traits and context}; null removes it',
+  examples: [{ types: ['track', 'identify'], events: ['Order *', 'Signed Up'], where: { property: 'total', op: 'gt', value: 50 } }],
+});
+
+/**
+ * `signing`: `{"standard": true}` adds the Standard Webhooks headers, signed with a `whsec_` secret
+ * generated for it (shown once, in that response); `false` stops them and drops the secrets.
+ */
+export const destinationSigning = z.strictObject({
+  standard: z.boolean({ error: 'signing.standard must be true or false' }),
+}).meta({ description: 'Standard Webhooks signatures: {standard: true} generates a whsec_ secret, returned once as signing.newSecret' });
+
+/** A rotation: how long the previous secret keeps signing beside the new one (`24h` by default, `0s` to stop it at once, at most `30d`). */
+export const secretRotation = z.strictObject({
+  gracePeriod: z.string().regex(/^\d{1,9}[smhd]$/, 'a duration such as 24h, 30m, 7d or 0s').refine((v) => graceMs(v) <= 30 * 86_400_000, 'at most 30d').optional(),
+});
+
+export function graceMs(text: string): number {
+  const unit = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[text.slice(-1) as 's' | 'm' | 'h' | 'd'];
+  return Number(text.slice(0, -1)) * unit;
+}
+
 export function destinationSchemas(policy: AddressPolicy) {
   const webhooks = z.array(webhookSchema(policy), { error: 'settings.webhooks must be a list' })
     .min(1, 'at least one webhook is required')
@@ -70,11 +111,15 @@ export function destinationSchemas(policy: AddressPolicy) {
     type: z.literal('webhooks', { error: 'type must be "webhooks"' }),
     enabled: z.boolean().default(true),
     settings: z.strictObject({ sharedSecret: sharedSecret.optional(), webhooks }, { error: 'settings is required' }),
+    filter: destinationFilter.optional(),
+    signing: destinationSigning.optional(),
   });
   const patch = z.strictObject({
     name: z.string().trim().min(1).max(200).optional(),
     enabled: z.boolean().optional(),
     settings: z.strictObject({ sharedSecret: sharedSecret.optional(), webhooks: webhooks.optional() }).optional(),
+    filter: destinationFilter.optional(),
+    signing: destinationSigning.optional(),
   });
   return { create, patch };
 }

@@ -9,6 +9,7 @@ import { debuggerRoutes } from './routes/debugger.js';
 import { deletionRoutes } from './routes/deletions.js';
 import { destinationRoutes } from './routes/destinations.js';
 import { messageRoutes } from './routes/messages.js';
+import { replayRoutes } from './routes/replays.js';
 import { liveRoutes } from './routes/live.js';
 import { sourceRoutes } from './routes/sources.js';
 import { usageRoutes } from './routes/usage.js';
@@ -23,6 +24,7 @@ export function registerAdminApi(app: FastifyInstance, deps: ControlDeps, adminT
   debuggerRoutes(app);
   sourceRoutes(app, deps);
   destinationRoutes(app, deps);
+  replayRoutes(app, deps);
   deletionRoutes(app, deps);
   deadLetterRoutes(app, deps);
   audienceRoutes(app, deps);

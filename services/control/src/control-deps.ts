@@ -7,6 +7,7 @@ import type { DeadLetterIndex } from './dead-letter-index.js';
 import type { MessageTraceIndex } from './message-trace-index.js';
 import type { UsageTotals } from './usage-index.js';
 import type { LiveTail } from './live-tail.js';
+import type { ReplayIndex } from './replay-index.js';
 
 /** Writes records into the pipeline (deletion notifications, replayed tasks). */
 export interface EventWriter {
@@ -29,6 +30,8 @@ export interface ControlDeps {
   usage: UsageTotals;
   /** The debugger's live feed of each source's calls. */
   live: LiveTail;
+  /** Time-range replays into one destination (replays topic). */
+  replays: ReplayIndex;
   /** The admin API's counters (requests are counted by a hook; routes add what only they know). */
   metrics: AdminMetrics;
 }

@@ -9,3 +9,4 @@ export const newDestinationId = () => `dst_${randomBytes(10).toString('hex')}`;
  * parsers take for an option, and lets secret scanners recognise it.
  */
 export const newWriteKey = () => `wk_${randomBytes(32).toString('base64url')}`;
+export const newReplayId = () => `rpl_${randomBytes(10).toString('hex')}`;

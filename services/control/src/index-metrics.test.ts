@@ -5,7 +5,7 @@ import type { UsageCount } from '@switchyard/platform/schemas/generated';
 import { registerIndexMetrics } from './index-metrics.js';
 import { UsageTotals } from './usage-index.js';
 
-const count = (over: Partial<UsageCount>): UsageCount => ({ sourceId: 's', day: '2025-01-01', writer: 'ingest-1', accepted: 0, rejected: 0, filtered: 0, updatedAt: 1, ...over });
+const count = (over: Partial<UsageCount>): UsageCount => ({ sourceId: 's', day: '2025-01-01', writer: 'ingest-1', accepted: 0, rejected: 0, filtered: 0, filteredByFilter: 0, updatedAt: 1, ...over });
 
 describe('index gauges of the control service', () => {
   it('report the sizes and maxima as they are when scraped', async () => {

@@ -15,6 +15,7 @@ import type { Delete, DeliveryTask } from '@switchyard/platform/schemas/generate
 import { DeadLetterIndex } from './dead-letter-index.js';
 import { MessageTraceIndex } from './message-trace-index.js';
 import { UsageIndex } from './usage-index.js';
+import { ReplayIndex } from './replay-index.js';
 import { LiveTail } from './live-tail.js';
 import { registerIndexMetrics } from './index-metrics.js';
 import { adminMetrics } from './admin-metrics.js';
@@ -36,12 +37,13 @@ const configSchema = z.object({
 runMain('control', async () => {
   const config = loadConfig(configSchema);
   const runtime = createRuntime({ service: 'control', logLevel: config.LOG_LEVEL });
-  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, ['io.switchyard.config.Source', 'io.switchyard.config.Destination', 'io.switchyard.config.Audience', 'io.switchyard.config.ComputedTrait', 'io.switchyard.event.Delete', 'io.switchyard.pipeline.DeliveryTask']);
+  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, ['io.switchyard.config.Source', 'io.switchyard.config.Destination', 'io.switchyard.config.Audience', 'io.switchyard.config.ComputedTrait', 'io.switchyard.event.Delete', 'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.Replay', 'io.switchyard.pipeline.ReplayProgress']);
 
   const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'control' });
   const deadLetters = new DeadLetterIndex({ kafka, codec, topic: topics.deadLetter, logger: runtime.logger, max: config.DEAD_LETTER_INDEX_MAX });
   const traces = new MessageTraceIndex({ kafka, codec, topic: topics.deliveryAttempts, logger: runtime.logger, max: config.CONTROL_TRACE_INDEX_MAX, windowMs: config.CONTROL_TRACE_WINDOW, clock: Date.now });
   const usage = new UsageIndex({ kafka, codec, topic: topics.usage, logger: runtime.logger });
+  const replays = new ReplayIndex({ kafka, codec, topic: topics.replays, logger: runtime.logger, producer });
   registerIndexMetrics(runtime.metrics, () => ({ traces: { size: traces.traces.size, max: traces.max }, deadLetters, usage: usage.totals }));
   // Reads the ingest topic only while a debugger viewer is connected.
   const live = new LiveTail({ kafka, codec, topic: topics.ingest, logger: runtime.logger, metrics: runtime.metrics });
@@ -67,6 +69,7 @@ runMain('control', async () => {
     traces,
     usage: usage.totals,
     live,
+    replays,
     metrics: adminMetrics(runtime.metrics),
   };
   registerAdminApi(runtime.server, deps, config.SWITCHYARD_ADMIN_TOKEN);
@@ -81,6 +84,8 @@ runMain('control', async () => {
   runtime.lifecycle.onShutdown('trace-index', () => traces.stop());
   await usage.start();
   runtime.lifecycle.onShutdown('usage-index', () => usage.stop());
+  await replays.start();
+  runtime.lifecycle.onShutdown('replay-index', () => replays.stop());
 
   if (config.SWITCHYARD_SEED_FILE) {
     const result = await applySeed(readSeed(config.SWITCHYARD_SEED_FILE, process.env), deps);

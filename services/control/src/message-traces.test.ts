@@ -18,7 +18,7 @@ describe('MessageTraces: the per-message trace from fan-out and attempt records'
     t.addFanout(fanout('m'), T0);
     assert.deepEqual(t.get('m'), {
       messageId: 'm', sourceId: 'src', type: 'track', receivedAt: new Date(T0).toISOString(),
-      destinations: [{ destinationId: 'd1', state: 'pending', tier: null, nextAttemptAt: null, deadLetterReason: null, attempts: [] }],
+      destinations: [{ destinationId: 'd1', state: 'pending', tier: null, nextAttemptAt: null, deadLetterReason: null, filterReason: null, attempts: [] }],
     });
   });
 
@@ -40,8 +40,15 @@ describe('MessageTraces: the per-message trace from fan-out and attempt records'
     t.addFanout(fanout('m', { destinationIds: [], filteredDestinationIds: ['d2'], filterReason: 'integrations' }), T0);
     t.addAttempt(attempt('m', { status: 410, outcome: 'dead_lettered', deadLetterReason: 'permanent_status' }), T0);
     assert.deepEqual(t.get('m')!.destinations.map((d) => [d.destinationId, ...pick(d)]), [['d1', 'dead_lettered', 0, null, 'permanent_status'], ['d2', 'filtered', null, null, null]]);
+    assert.equal(t.get('m')!.destinations[1]!.filterReason, 'integrations');
     t.addAttempt(attempt('other', { eventType: 'page' }), T0);
     assert.deepEqual([t.get('other')!.type, t.get('other')!.receivedAt, t.get('other')!.destinations[0]!.state], ['page', new Date(T0).toISOString(), 'delivered']);
+  });
+
+  it('a destination filter keeps a message from one destination while another gets it: the trace says which and why', () => {
+    const t = new MessageTraces({ max: 10, windowMs: 60_000 });
+    t.addFanout(fanout('m', { destinationIds: ['d1'], filteredDestinationIds: ['d2'], filterReason: 'filter' }), T0);
+    assert.deepEqual(t.get('m')!.destinations.map((d) => [d.destinationId, d.state, d.filterReason]), [['d1', 'pending', null], ['d2', 'filtered', 'filter']]);
   });
 
   it('bounded: at most max messages, the least recently active forgotten first', () => {

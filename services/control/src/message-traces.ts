@@ -16,6 +16,8 @@ export interface MessageTraceView {
     tier: number | null;
     nextAttemptAt: string | null;
     deadLetterReason: string | null;
+    /** filtered: why fan-out wrote no task for it (`integrations`, `filter`: the destination's event filter); else null. */
+    filterReason: string | null;
     attempts: Array<{ attempt: number; urlIndex: number; at: string; tier: number; outcome: string; status: number | null; error: string | null; latencyMs: number }>;
   }>;
 }
@@ -30,7 +32,8 @@ interface Trace {
   type: string | null;
   receivedAt: number | null;
   /** Named by fan-out (tasks or filtered) or by attempts; an array, not a map: a message has few (memory). */
-  destinations: Array<{ id: string; filtered: boolean; attempts: Attempt[] }>;
+  /** `filtered`: the reason fan-out kept the message from the destination, or null. */
+  destinations: Array<{ id: string; filtered: string | null; attempts: Attempt[] }>;
   /** Last time a record of this message arrived (the time bound). */
   seenAt: number;
 }
@@ -62,8 +65,9 @@ export class MessageTraces {
     t.sourceId = this.intern(r.sourceId);
     t.type = this.intern(r.eventType);
     t.receivedAt = r.receivedAt;
-    for (const id of r.destinationIds) destinationOf(t, this.intern(id)).filtered = false;
-    for (const id of r.filteredDestinationIds) destinationOf(t, this.intern(id)).filtered = true;
+    for (const id of r.destinationIds) destinationOf(t, this.intern(id)).filtered = null;
+    const reason = this.intern(r.filterReason ?? 'filtered');
+    for (const id of r.filteredDestinationIds) destinationOf(t, this.intern(id)).filtered = reason;
   }
 
   addAttempt(r: DeliveryAttempt, seenAt: number): void {
@@ -124,17 +128,17 @@ export class MessageTraces {
 
 function destinationOf(t: Trace, id: string): Trace['destinations'][number] {
   let d = t.destinations.find((x) => x.id === id);
-  if (!d) t.destinations.push((d = { id, filtered: false, attempts: [] }));
+  if (!d) t.destinations.push((d = { id, filtered: null, attempts: [] }));
   return d;
 }
 
-function stateOf(filtered: boolean, attempts: Attempt[]): Pick<MessageTraceView['destinations'][number], 'state' | 'tier' | 'nextAttemptAt' | 'deadLetterReason'> {
+function stateOf(filtered: string | null, attempts: Attempt[]): Pick<MessageTraceView['destinations'][number], 'state' | 'tier' | 'nextAttemptAt' | 'deadLetterReason' | 'filterReason'> {
   const last = attempts.at(-1);
-  if (!last) return { state: filtered ? 'filtered' : 'pending', tier: null, nextAttemptAt: null, deadLetterReason: null };
+  if (!last) return { state: filtered ? 'filtered' : 'pending', tier: null, nextAttemptAt: null, deadLetterReason: null, filterReason: filtered };
   switch (last.outcome) {
-    case 'delivered': return { state: 'delivered', tier: last.tier, nextAttemptAt: null, deadLetterReason: null };
-    case 'dead_lettered': return { state: 'dead_lettered', tier: last.tier, nextAttemptAt: null, deadLetterReason: last.deadLetterReason };
-    default: return { state: 'retrying', tier: last.nextTier, nextAttemptAt: iso(last.notBefore), deadLetterReason: null };
+    case 'delivered': return { state: 'delivered', tier: last.tier, nextAttemptAt: null, deadLetterReason: null, filterReason: null };
+    case 'dead_lettered': return { state: 'dead_lettered', tier: last.tier, nextAttemptAt: null, deadLetterReason: last.deadLetterReason, filterReason: null };
+    default: return { state: 'retrying', tier: last.nextTier, nextAttemptAt: iso(last.notBefore), deadLetterReason: null, filterReason: null };
   }
 }
 

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
-import { destinationSchemas, sourceCreate, sourcePatch } from './api-schemas.js';
+import { destinationSchemas, secretRotation, sourceCreate, sourcePatch } from './api-schemas.js';
 import { audienceCreate, audiencePatch, computedTraitCreate } from './routes/audiences.js';
 import { deadLetterQuery, replayRequest } from './routes/dead-letters.js';
 import { deletionRequest } from './routes/deletions.js';
+import { replayRequest as rangeReplayRequest } from './routes/replays.js';
 
 /**
  * The OpenAPI 3.1 document of the admin API, derived from the same zod schemas the routes
@@ -53,6 +54,7 @@ export function openApiDocument(): Record<string, unknown> {
                   tier: { type: ['integer', 'null'], description: 'retrying: the retry tier it waits in; delivered / dead_lettered: the tier of the last attempt (0 = delivery topic); otherwise null' },
                   nextAttemptAt: { type: ['string', 'null'], format: 'date-time', description: 'retrying: earliest time of the next attempt' },
                   deadLetterReason: { type: ['string', 'null'] },
+                  filterReason: { type: ['string', 'null'], description: 'filtered: integrations (the call\'s integrations map) or filter (the destination\'s event filter); else null' },
                   attempts: {
                     type: 'array', description: 'Oldest first; one entry per URL tried (urlIndex -1: no request was made)',
                     items: {
@@ -73,14 +75,51 @@ export function openApiDocument(): Record<string, unknown> {
           type: 'object', required: ['sourceId', 'days'],
           properties: {
             sourceId: { type: 'string' },
-            days: { type: 'array', description: 'UTC days, newest first', items: { type: 'object', required: ['day', 'accepted', 'rejected', 'filtered'], properties: { day: { type: 'string', format: 'date' }, accepted: { type: 'integer' }, rejected: { type: 'integer' }, filtered: { type: 'integer' } } } },
+            days: {
+              type: 'array', description: 'UTC days, newest first',
+              items: {
+                type: 'object', required: ['day', 'accepted', 'rejected', 'filtered', 'filteredBy'],
+                properties: {
+                  day: { type: 'string', format: 'date' }, accepted: { type: 'integer' }, rejected: { type: 'integer' },
+                  filtered: { type: 'integer', description: 'calls kept from every destination by their integrations map, or from at least one by a destination filter (once per call)' },
+                  filteredBy: { type: 'object', properties: { integrations: { type: 'integer' }, filter: { type: 'integer' } } },
+                },
+              },
+            },
           },
         },
+        Replay: {
+          type: 'object', required: ['id', 'destinationId', 'state', 'from', 'to', 'scanned', 'matched', 'enqueued', 'progress'],
+          properties: {
+            id: { type: 'string', description: 'rpl_…' }, destinationId: { type: 'string' },
+            state: { enum: ['running', 'done', 'cancelled', 'failed'] },
+            from: iso, to: iso, filter: { type: ['object', 'null'], description: 'The replay\'s own filter (the destination\'s applies too)' },
+            rate: { type: 'integer', description: 'Records read per second at most, as asked (fan-out caps it at FANOUT_REPLAY_MAX_RATE)' },
+            createdAt: iso, cancelRequestedAt: { type: ['string', 'null'], format: 'date-time' },
+            total: { type: ['integer', 'null'], description: 'Ingest records in the range; null until fan-out planned it' },
+            scanned: { type: 'integer', description: 'Records read' }, matched: { type: 'integer', description: 'Calls the filters let through' }, enqueued: { type: 'integer', description: 'Delivery tasks written (committed)' },
+            progress: { type: 'number', description: '0..1' },
+            recordsPerSecond: { type: ['number', 'null'] }, etaSeconds: { type: ['integer', 'null'], description: 'Estimated seconds left while running' },
+            updatedAt: { type: ['string', 'null'], format: 'date-time' }, error: { type: ['string', 'null'] },
+            notReplayable: { type: 'array', description: 'Parts of the range before the topic\'s retention: their calls could not be replayed', items: { type: 'object', properties: { partition: { type: 'integer' }, from: iso, to: iso } } },
+          },
+        },
+        SigningSecretInfo: { type: 'object', required: ['id', 'createdAt', 'expiresAt'], properties: { id: { type: 'string' }, createdAt: iso, expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'When it stops signing; null for the current secret' } } },
+        SigningSecretValue: { type: 'object', required: ['id', 'secret', 'createdAt'], properties: { id: { type: 'string' }, secret: { type: 'string', description: 'whsec_ + base64 of 32 random bytes' }, createdAt: iso } },
         Destination: {
           type: 'object', required: ['id', 'sourceId', 'name', 'type', 'enabled', 'settings', 'createdAt', 'updatedAt'],
           properties: {
             id: { type: 'string' }, sourceId: { type: 'string' }, name: { type: 'string' }, type: { const: 'webhooks' }, enabled: { type: 'boolean' },
             settings: { type: 'object', properties: { sharedSecret: { type: ['string', 'null'], description: 'Masked as ******** when set' }, webhooks: { type: 'array', maxItems: 5, items: { type: 'object', properties: { url: { type: 'string' }, headers: { type: 'object', additionalProperties: { type: 'string' } } } } } } },
+            filter: { type: ['object', 'null'], description: 'The event filter ({types?, events?, where?}), null when every call goes through' },
+            signing: {
+              type: 'object', required: ['standard', 'secrets'],
+              properties: {
+                standard: { type: 'boolean', description: 'Standard Webhooks headers (webhook-id, webhook-timestamp, webhook-signature) on every request' },
+                secrets: { type: 'array', description: 'The secrets signing now (values never shown): the current one (expiresAt null) and those in a rotation\'s grace period', items: { $ref: '#/components/schemas/SigningSecretInfo' } },
+                newSecret: { $ref: '#/components/schemas/SigningSecretValue', description: 'Only in the response of the create or update that generated it: its value, shown once' },
+              },
+            },
             createdAt: iso, updatedAt: iso,
           },
         },
@@ -134,6 +173,31 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/destinations': {
         get: { summary: 'List destinations', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: { description: 'Destinations', content: { 'application/json': { schema: { type: 'object', properties: { destinations: { type: 'array', items: { $ref: '#/components/schemas/Destination' } } } } } } }, 401: errors[401] } },
         post: { summary: 'Create a webhooks destination', requestBody: body(destinations.create), responses: { 201: json('Destination', 'Created'), 400: errors[400], 401: errors[401] } },
+      },
+      '/v1/destinations/{id}/secrets/rotate': {
+        parameters: idParam,
+        post: {
+          summary: 'Rotate the Standard Webhooks secret: a new one signs from now; the previous one keeps signing beside it for gracePeriod (default 24h), then is dropped',
+          requestBody: { ...body(secretRotation), required: false },
+          responses: {
+            201: { description: 'The new secret (its value shown once) and the destination', content: { 'application/json': { schema: { type: 'object', properties: { signingSecret: { $ref: '#/components/schemas/SigningSecretValue' }, destination: { $ref: '#/components/schemas/Destination' } } } } } },
+            400: json('Error', 'SIGNING_NOT_ENABLED (signing.standard is off) or an invalid gracePeriod'), 401: errors[401], 404: errors[404],
+          },
+        },
+      },
+      '/v1/destinations/{id}/replays': {
+        parameters: idParam,
+        get: { summary: 'The destination\'s replays, newest first', responses: { 200: { description: '{replays: [...]}', content: { 'application/json': { schema: { type: 'object', properties: { replays: { type: 'array', items: { $ref: '#/components/schemas/Replay' } } } } } } }, 401: errors[401], 404: errors[404] } },
+        post: {
+          summary: 'Replay the calls received between from and to into this destination (with its filter and the replay\'s own), at a bounded rate; bodies are the originals (same messageId)',
+          requestBody: body(rangeReplayRequest),
+          responses: { 202: json('Replay', 'Accepted: fan-out runs it'), 400: json('Error', 'INVALID_RANGE, INVALID_FILTER, DESTINATION_DISABLED or an invalid field'), 401: errors[401], 404: errors[404] },
+        },
+      },
+      '/v1/destinations/{id}/replays/{rid}': {
+        parameters: [...idParam, { name: 'rid', in: 'path', required: true, schema: { type: 'string' } }],
+        get: { summary: 'A replay\'s state, counts, rate and estimated time left', responses: { 200: json('Replay', 'The replay'), 401: errors[401], 404: errors[404] } },
+        delete: { summary: 'Cancel a running replay (tasks already written are delivered)', responses: { 202: json('Replay', 'Cancellation asked; the state becomes cancelled'), 401: errors[401], 404: errors[404], 409: json('Error', 'REPLAY_FINISHED') } },
       },
       '/v1/audiences': {
         get: { summary: 'List audiences (optionally of one source)', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: { description: '{audiences: [...]}' }, 401: errors[401] } },

@@ -6,6 +6,7 @@ import { parseBody, sourceCreate } from './api-schemas.js';
 import { change, type ConfigChange } from './config-store.js';
 import type { ControlDeps } from './control-deps.js';
 import { newWriteKey } from './ids.js';
+import { signingAfter, storedFilter } from './views.js';
 
 /**
  * A seed file keeps sources and destinations in git (YAML). Applied at start-up, idempotently: an
@@ -77,9 +78,14 @@ export async function applySeed(seed: unknown, { view, store, clock, destination
     const entry = parseEntry(destinationSchemas.create.extend({ id: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/), type: z.literal('webhooks').default('webhooks') }), raw, `destinations[${i}]`);
     if (!seededSources.has(entry.sourceId) && !view.state.source(entry.sourceId)) throw new Error(`seed destinations[${i}]: no source ${entry.sourceId}`);
     const current = view.state.destination(entry.id);
+    // signing: {standard: true} keeps the stored secrets (rotated through the API), or makes one,
+    // whose value is never shown: a rotation (API or CLI) gives one to copy.
+    const { created: _created, ...signing } = signingAfter(current ?? { standardSignatures: false, signingSecrets: [] }, entry.signing, now);
     const next: Destination = {
       id: entry.id, sourceId: entry.sourceId, name: entry.name, type: entry.type, enabled: entry.enabled,
       sharedSecret: entry.settings.sharedSecret ?? null, webhooks: entry.settings.webhooks,
+      filter: storedFilter(entry.filter),
+      ...signing,
       createdAt: current?.createdAt ?? now, updatedAt: now,
     };
     if (current && sameExceptTimes(current, next)) unchanged++;

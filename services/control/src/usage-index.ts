@@ -5,7 +5,7 @@ import type { Logger } from '@switchyard/platform/logger';
 import type { UsageCount } from '@switchyard/platform/schemas/generated';
 import { usageKey } from '@switchyard/platform/usage/usage-tally';
 
-export interface UsageDay { day: string; accepted: number; rejected: number; filtered: number }
+export interface UsageDay { day: string; accepted: number; rejected: number; filtered: number; filteredBy: { integrations: number; filter: number } }
 
 /**
  * Usage per source and UTC day, summed from the writers' running totals. Pure: the latest total of
@@ -37,10 +37,12 @@ export class UsageTotals {
     for (const r of this.bySource.get(sourceId)?.values() ?? []) {
       if (r.day < oldest) continue;
       let d = byDay.get(r.day);
-      if (!d) byDay.set(r.day, (d = { day: r.day, accepted: 0, rejected: 0, filtered: 0 }));
+      if (!d) byDay.set(r.day, (d = { day: r.day, accepted: 0, rejected: 0, filtered: 0, filteredBy: { integrations: 0, filter: 0 } }));
       d.accepted += r.accepted;
       d.rejected += r.rejected;
       d.filtered += r.filtered;
+      d.filteredBy.filter += r.filteredByFilter;
+      d.filteredBy.integrations += r.filtered - r.filteredByFilter;
     }
     return [...byDay.values()].sort((a, b) => (a.day < b.day ? 1 : a.day > b.day ? -1 : 0));
   }

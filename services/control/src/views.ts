@@ -1,4 +1,5 @@
 import type { Destination, Source } from '@switchyard/platform/config-view/config-state';
+import { activeSigningSecrets, newSigningSecret, type SigningSecret } from '@switchyard/platform/signing/standard-webhooks';
 
 /** The API's JSON shapes of stored records: ISO timestamps, the shared secret never shown. */
 export const MASKED_SECRET = '********';
@@ -7,12 +8,50 @@ export function sourceView(s: Source) {
   return { id: s.id, name: s.name, enabled: s.enabled, writeKeys: [...s.writeKeys], createdAt: iso(s.createdAt), updatedAt: iso(s.updatedAt) };
 }
 
-export function destinationView(d: Destination) {
+/**
+ * `now` decides which signing secrets are still listed (a rotated one disappears when its grace
+ * period ends). Secret values are never in a view; `newSecret` (see withNewSecret) is the one
+ * exception, in the response of the request that made it.
+ */
+export function destinationView(d: Destination, now = Date.now()) {
   return {
     id: d.id, sourceId: d.sourceId, name: d.name, type: d.type, enabled: d.enabled,
     settings: { sharedSecret: d.sharedSecret === null ? null : MASKED_SECRET, webhooks: d.webhooks.map((w) => ({ url: w.url, headers: { ...w.headers } })) },
+    filter: d.filter === null ? null : JSON.parse(d.filter) as unknown,
+    signing: {
+      standard: d.standardSignatures,
+      secrets: activeSigningSecrets(d.signingSecrets, now).map((s) => ({ id: s.id, createdAt: iso(s.createdAt), expiresAt: s.expiresAt === null ? null : iso(s.expiresAt) })),
+    },
     createdAt: iso(d.createdAt), updatedAt: iso(d.updatedAt),
   };
+}
+
+/** A secret's value, shown once: in the response that created it. */
+export function secretShownOnce(s: SigningSecret) {
+  return { id: s.id, secret: s.secret, createdAt: iso(s.createdAt) };
+}
+
+/** The view of a destination whose request generated a secret, with that secret's value. */
+export function withNewSecret(view: ReturnType<typeof destinationView>, created: SigningSecret | undefined) {
+  return created ? { ...view, signing: { ...view.signing, newSecret: secretShownOnce(created) } } : view;
+}
+
+/**
+ * The signing fields after a request's `signing`: turning Standard Webhooks on makes a secret
+ * when there is no current one; turning it off drops them all. Absent: unchanged.
+ */
+export function signingAfter(current: Pick<Destination, 'standardSignatures' | 'signingSecrets'>, signing: { standard: boolean } | undefined, now: number): { standardSignatures: boolean; signingSecrets: SigningSecret[]; created?: SigningSecret } {
+  if (signing === undefined) return { standardSignatures: current.standardSignatures, signingSecrets: current.signingSecrets };
+  if (!signing.standard) return { standardSignatures: false, signingSecrets: [] };
+  const active = activeSigningSecrets(current.signingSecrets, now);
+  if (active.some((s) => s.expiresAt === null)) return { standardSignatures: true, signingSecrets: active };
+  const created = newSigningSecret(now);
+  return { standardSignatures: true, signingSecrets: [...active, created], created };
+}
+
+/** A validated filter as stored (JSON text); null or absent: no filter. */
+export function storedFilter(filter: unknown): string | null {
+  return filter === undefined || filter === null ? null : JSON.stringify(filter);
 }
 
 function iso(ms: number): string { return new Date(ms).toISOString(); }

@@ -10,6 +10,7 @@ import type { FailedAttemptLog } from './failed-attempt-log.js';
 import { combineUrlOutcomes, type UrlOutcome } from './multi-url.js';
 import { classifyAttempt, type AttemptResult, type DeadLetterReason } from './outcome.js';
 import { nextRetry, type RetryPolicy } from './retry-schedule.js';
+import { standardSigning, type StandardSigning } from './standard-signing.js';
 import type { WebhookClient } from './webhook-client.js';
 
 export interface TaskRunnerDeps {
@@ -78,7 +79,8 @@ export class TaskRunner {
     const body = Buffer.from(task.body, 'utf8');
 
     const urlIndex = new Map(destination.webhooks.map((w, i) => [w.url, i]));
-    const results = await Promise.all(urls.map((url) => this.attempt(task.destinationId, url, body, headersByUrl.get(url) ?? {}, destination.sharedSecret)));
+    const standard = standardSigning(destination, task.taskId, now);
+    const results = await Promise.all(urls.map((url) => this.attempt(task.destinationId, url, body, headersByUrl.get(url) ?? {}, destination.sharedSecret, standard)));
     const verdict = combineUrlOutcomes(results.map(({ url, outcome }) => ({ url, outcome })));
     const failure = lastFailure(results.map((r) => r.result));
     // Retry delays count from the end of the attempt (a timeout took 5 s), the deadline from its start.
@@ -136,7 +138,7 @@ export class TaskRunner {
     this.record(task, tried, { outcome, nextTier: decision.tier, notBefore: decision.notBefore, deadLetterReason: null });
   }
 
-  private async attempt(destinationId: string, url: string, body: Buffer, headers: Record<string, string>, sharedSecret: string | null): Promise<UrlOutcome & { result: AttemptResult | undefined; at: number; latencyMs: number }> {
+  private async attempt(destinationId: string, url: string, body: Buffer, headers: Record<string, string>, sharedSecret: string | null, standard: StandardSigning | undefined): Promise<UrlOutcome & { result: AttemptResult | undefined; at: number; latencyMs: number }> {
     const { breaker, client, metrics } = this.deps;
     const key = breakerKey(url);
     const at = this.deps.clock();
@@ -146,7 +148,7 @@ export class TaskRunner {
       return { url, outcome: { verdict: 'retry', reason: 'circuit_open' }, result: undefined, at, latencyMs: 0 };
     }
     const end = metrics.requestSeconds.startTimer({ destination: destinationId });
-    const result = await client.post({ url, body, headers, sharedSecret });
+    const result = await client.post({ url, body, headers, sharedSecret, ...(standard ? { standard } : {}) });
     const latencyMs = end() * 1000;
     breaker.record(key, !isBreakerFailure(result));
     metrics.attempts.inc({ destination: destinationId, status_class: statusClass(result) });

@@ -3,6 +3,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent, type Dispatcher } from 'undici';
 import type { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { parseRetryAfter, type AttemptResult } from './outcome.js';
+import { standardHeaders, type StandardSigning } from './standard-signing.js';
 
 /** X-Signature: lower-case hex HMAC-SHA1 of the exact body bytes, keyed by the shared secret. */
 export function signature(body: Buffer, sharedSecret: string): string {
@@ -23,6 +24,8 @@ export interface WebhookRequest {
   body: Buffer;
   headers: Record<string, string>;
   sharedSecret: string | null;
+  /** Standard Webhooks headers (webhook-id, -timestamp, -signature) when the destination uses them. */
+  standard?: StandardSigning;
 }
 
 const BLOCKED = 'ESWITCHYARD_BLOCKED';
@@ -68,7 +71,7 @@ export class WebhookClient {
     });
   }
 
-  post({ url, body, headers, sharedSecret }: WebhookRequest): Promise<AttemptResult> {
+  post({ url, body, headers, sharedSecret, standard }: WebhookRequest): Promise<AttemptResult> {
     const target = this.target(url);
     if ('error' in target) return Promise.resolve(target.error);
     return new Promise<AttemptResult>((resolve) => {
@@ -85,6 +88,7 @@ export class WebhookClient {
             'content-type': 'application/json',
             'user-agent': this.opts.userAgent,
             ...(sharedSecret ? { 'x-signature': signature(body, sharedSecret) } : {}),
+            ...(standard ? standardHeaders(standard, body, Date.now()) : {}),
           },
         }, handler);
       } catch (err) {

@@ -8,7 +8,7 @@ import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { TransactionalProducer } from '@switchyard/platform/kafka/transaction';
 import type { Logger } from '@switchyard/platform/logger';
 import type { FanoutTrace } from '@switchyard/platform/schemas/generated';
-import type { UsageOutcome } from '@switchyard/platform/usage/usage-tally';
+import type { FilterReason, UsageOutcome } from '@switchyard/platform/usage/usage-tally';
 import { decideFanout, fanoutTrace, type EventFacts } from './fanout-decision.js';
 import type { FanoutMetrics } from './fanout-metrics.js';
 
@@ -26,14 +26,14 @@ export interface FanoutDeps {
   /** Write one FanoutTrace per event to the delivery-attempts topic, in the batch's transaction. */
   recordTrace: boolean;
   /**
-   * Usage, counted once the batch committed: calls filtered by integrations, and direct records
-   * (no origin header) accepted or rejected by the call rules.
+   * Usage, counted once the batch committed: calls filtered by integrations or by destination
+   * filters, and direct records (no origin header) accepted or rejected by the call rules.
    */
-  countUsage?: (sourceId: string, receivedAt: number, outcome: UsageOutcome, n: number) => void;
+  countUsage?: (sourceId: string, receivedAt: number, outcome: UsageOutcome, n: number, reason?: FilterReason) => void;
 }
 
 type OutMessage = { key: string | null; value: Buffer };
-type Counted = { sourceId: string; receivedAt: number; outcome: UsageOutcome };
+type Counted = { sourceId: string; receivedAt: number; outcome: UsageOutcome; reason?: FilterReason };
 
 /** More than the partitions one instance owns in practice: every batch of a fetch runs at once. */
 const PARTITIONS_AT_ONCE = 64;
@@ -85,9 +85,16 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
             tasks.push({ key, value: deps.codec.encode('io.switchyard.pipeline.DeliveryTask', task) });
             perDestination.set(task.destinationId, (perDestination.get(task.destinationId) ?? 0) + 1);
           }
+          if (decision.filteredDestinationIds.length) {
+            // Kept from some destinations by their filters: counted once per call, like a whole one.
+            deps.metrics.filtered.inc({ reason: 'filter' });
+            counted.push({ sourceId: decision.event.sourceId, receivedAt: decision.event.receivedAt, outcome: 'filtered', reason: 'filter' });
+          }
         } else if (decision.kind === 'filtered') {
           deps.metrics.filtered.inc({ reason: decision.reason });
-          if (decision.reason === 'integrations') counted.push({ sourceId: decision.event.sourceId, receivedAt: decision.event.receivedAt, outcome: 'filtered' });
+          if (decision.reason === 'integrations' || decision.reason === 'filter') {
+            counted.push({ sourceId: decision.event.sourceId, receivedAt: decision.event.receivedAt, outcome: 'filtered', reason: decision.reason });
+          }
         } else {
           invalid.push(invalidRecord(deps, decision.reason, decision.message, message.value, batch.topic, batch.partition, message.offset, now, decision.event));
           deps.metrics.invalid.inc({ reason: decision.reason });
@@ -107,7 +114,7 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
       }
       for (const [destination, n] of perDestination) deps.metrics.tasks.inc({ destination }, n);
       // After the commit: an aborted batch is read again and must not count twice.
-      for (const { sourceId, receivedAt, outcome } of counted) deps.countUsage?.(sourceId, receivedAt, outcome, 1);
+      for (const { sourceId, receivedAt, outcome, reason } of counted) deps.countUsage?.(sourceId, receivedAt, outcome, 1, reason);
       deps.metrics.batchRecords.observe(batch.messages.length);
       deps.metrics.lag.set({ partition: String(batch.partition) }, Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(batch.lastOffset()) - 1n)));
       await heartbeat();

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import type { Decoded } from '@switchyard/platform/codec/avro-codec';
 import { ConfigState } from '@switchyard/platform/config-view/config-state';
 import type { Track } from '@switchyard/platform/schemas/generated';
-import { decideFanout } from './fanout-decision.js';
+import { decideFanout, fanoutTrace } from './fanout-decision.js';
 
 const T = Date.UTC(2026, 10, 22, 10);
 const NOW = T + 1000;
@@ -12,8 +12,8 @@ function config(): ConfigState {
   const c = new ConfigState();
   const source = (id: string, enabled = true) => c.apply(`source:${id}`, { kind: 'source', value: { id, name: id, enabled, writeKeys: [`wk-${id}`], createdAt: 0, updatedAt: 0 } });
   source('src'); source('quiet'); source('off', false);
-  c.apply('destination:dst', { kind: 'destination', value: { id: 'dst', sourceId: 'src', name: 'Webhooks', type: 'webhooks', enabled: true, sharedSecret: null, webhooks: [{ url: 'https://hooks.example.com/in', headers: {} }], createdAt: 0, updatedAt: 0 } });
-  c.apply('destination:off-dst', { kind: 'destination', value: { id: 'off-dst', sourceId: 'off', name: 'Webhooks', type: 'webhooks', enabled: true, sharedSecret: null, webhooks: [{ url: 'https://hooks.example.com/in', headers: {} }], createdAt: 0, updatedAt: 0 } });
+  c.apply('destination:dst', { kind: 'destination', value: { id: 'dst', sourceId: 'src', name: 'Webhooks', type: 'webhooks', enabled: true, sharedSecret: null, webhooks: [{ url: 'https://hooks.example.com/in', headers: {} }], createdAt: 0, updatedAt: 0, filter: null, standardSignatures: false, signingSecrets: [] } });
+  c.apply('destination:off-dst', { kind: 'destination', value: { id: 'off-dst', sourceId: 'off', name: 'Webhooks', type: 'webhooks', enabled: true, sharedSecret: null, webhooks: [{ url: 'https://hooks.example.com/in', headers: {} }], createdAt: 0, updatedAt: 0, filter: null, standardSignatures: false, signingSecrets: [] } });
   return c;
 }
 
@@ -66,5 +66,56 @@ describe('decideFanout: direct records keep the call rules and count in usage', 
       const d = decideFanout(other, cfg, NOW, direct);
       assert.deepEqual([d.kind, 'reason' in d && d.reason, d.usage], ['invalid', 'unexpected_type', undefined]);
     }
+  });
+});
+
+describe('decideFanout: destination filters', () => {
+  const dest = (id: string, filter: unknown) => ({
+    kind: 'destination' as const,
+    value: { id, sourceId: 'f', name: id, type: 'webhooks', enabled: true, sharedSecret: null, webhooks: [{ url: 'https://hooks.example.com/in', headers: {} }], createdAt: 0, updatedAt: 0, filter: filter === null ? null : JSON.stringify(filter), standardSignatures: false, signingSecrets: [] },
+  });
+  function cfg(...destinations: Array<ReturnType<typeof dest>>): ConfigState {
+    const c = new ConfigState();
+    c.apply('source:f', { kind: 'source', value: { id: 'f', name: 'f', enabled: true, writeKeys: ['wk-f'], createdAt: 0, updatedAt: 0 } });
+    for (const d of destinations) c.apply(`destination:${d.value.id}`, d);
+    return c;
+  }
+  const orders = dest('orders', { types: ['track'], events: ['Order *'], where: { property: 'total', op: 'gt', value: 50 } });
+  const all = dest('all', null);
+
+  it('a call every filter keeps out: filtered with reason filter, no task, the kept destinations named', () => {
+    const d = decideFanout(track({ sourceId: 'f', event: 'Order Completed', properties: '{"total":10}' }), cfg(orders), NOW);
+    assert.ok(d.kind === 'filtered');
+    assert.deepEqual([d.reason, d.destinationIds], ['filter', ['orders']]);
+    assert.equal(fanoutTrace(d, NOW).filterReason, 'filter');
+  });
+
+  it('a call one filter keeps out: tasks for the others, and the trace names the filtered one', () => {
+    const d = decideFanout(track({ sourceId: 'f', event: 'Signed Up' }), cfg(orders, all), NOW);
+    assert.ok(d.kind === 'tasks');
+    assert.deepEqual(d.tasks.map((t) => t.task.destinationId), ['all']);
+    assert.deepEqual(d.filteredDestinationIds, ['orders']);
+    const trace = fanoutTrace(d, NOW);
+    assert.deepEqual([trace.destinationIds, trace.filteredDestinationIds, trace.filterReason], [['all'], ['orders'], 'filter']);
+  });
+
+  it('a call the filter lets through: a task, nothing filtered, the same body as without a filter', () => {
+    const call = track({ sourceId: 'f', event: 'Order Completed', properties: '{"total":99}' });
+    const d = decideFanout(call, cfg(orders, all), NOW);
+    assert.ok(d.kind === 'tasks');
+    assert.deepEqual([d.tasks.length, d.filteredDestinationIds, fanoutTrace(d, NOW).filterReason], [2, [], null]);
+    assert.equal(d.tasks[0]!.task.body, d.tasks[1]!.task.body);
+  });
+
+  it('integrations come first: a call they keep from webhooks is filtered by integrations, not by filter', () => {
+    const d = decideFanout(track({ sourceId: 'f', event: 'Order Completed', integrations: '{"Webhooks":false}' }), cfg(orders), NOW);
+    assert.ok(d.kind === 'filtered' && d.reason === 'integrations');
+  });
+
+  it('a changed filter applies to the next call (a new record is compiled afresh)', () => {
+    const c = cfg(dest('x', { types: ['page'] }));
+    assert.equal(decideFanout(track({ sourceId: 'f' }), c, NOW).kind, 'filtered');
+    c.apply('destination:x', dest('x', { types: ['track'] }));
+    assert.equal(decideFanout(track({ sourceId: 'f' }), c, NOW).kind, 'tasks');
   });
 });

@@ -1,22 +1,26 @@
 import type { Decoded } from '@switchyard/platform/codec/avro-codec';
 import type { RejectReason } from '@switchyard/platform/calls/call-rules';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
+import type { CompiledFilter } from '@switchyard/platform/filters/destination-filter';
 import type { DeliveryTask, FanoutTrace } from '@switchyard/platform/schemas/generated';
+import { splitByFilter } from './destination-filters.js';
 import { directRecordViolation } from './direct-record-rules.js';
 import { webhooksEnabledBy } from './integrations.js';
 import { webhookBodyText, type EventRecord } from './webhook-body.js';
 
 /**
  * What fan-out does with one ingest record, decided without I/O: the delivery tasks to write (one
- * per enabled webhooks destination of the event's source that the integrations map lets through),
+ * per enabled webhooks destination of the event's source that the integrations map and the
+ * destination's event filter let through),
  * or why there are none, or why the record is invalid. A direct record (not written by a Switchyard
  * service: no origin header) must first keep the call rules ingest applies to HTTP calls, and says
  * how it counts in its source's usage.
  */
 export type FanoutDecision =
-  | { kind: 'tasks'; event: EventFacts; tasks: Array<{ key: string; task: DeliveryTask }>; usage?: DirectUsage }
-  /** `destinationIds`: the enabled destinations the event was kept from (integrations), else none. */
-  | { kind: 'filtered'; event: EventFacts; reason: 'no_destination' | 'source_unknown' | 'source_disabled' | 'integrations'; destinationIds: string[]; usage?: DirectUsage }
+  /** `filteredDestinationIds`: enabled destinations whose event filter kept the call (the others got tasks). */
+  | { kind: 'tasks'; event: EventFacts; tasks: Array<{ key: string; task: DeliveryTask }>; filteredDestinationIds: string[]; usage?: DirectUsage }
+  /** `destinationIds`: the enabled destinations the event was kept from (integrations, filter), else none. */
+  | { kind: 'filtered'; event: EventFacts; reason: 'no_destination' | 'source_unknown' | 'source_disabled' | 'integrations' | 'filter'; destinationIds: string[]; usage?: DirectUsage }
   /** `event`: what is known of a record that decoded as an event (for invalid-events and usage). */
   | { kind: 'invalid'; reason: RejectReason | 'unexpected_type' | 'unbuildable'; message: string; event?: EventFacts; usage?: DirectUsage };
 
@@ -40,7 +44,14 @@ const EVENT_TYPES: Record<string, EventRecord['type']> = {
   'io.switchyard.event.Delete': 'delete',
 };
 
-export function decideFanout(decoded: Decoded, config: ConfigState, now: number, direct?: DirectRecord): FanoutDecision {
+/**
+ * A replay (README "Replays"): only this destination is considered, with its own filter and the
+ * replay's. Everything else — the rules of direct records, integrations, the body — is the same
+ * decision, so replayed tasks are identical to the originals.
+ */
+export interface ReplayTarget { destinationId: string; filter: CompiledFilter | null }
+
+export function decideFanout(decoded: Decoded, config: ConfigState, now: number, direct?: DirectRecord, target?: ReplayTarget): FanoutDecision {
   const type = EVENT_TYPES[decoded.name];
   if (!type) return { kind: 'invalid', reason: 'unexpected_type', message: `${decoded.name} is not an event type` };
   const event = { type, value: decoded.value } as EventRecord;
@@ -56,9 +67,12 @@ export function decideFanout(decoded: Decoded, config: ConfigState, now: number,
     const broken = directRecordViolation(event, direct.bytes);
     if (broken) return { kind: 'invalid', ...broken, event: facts, usage: 'rejected' };
   }
-  const destinations = config.enabledWebhooksOf(sourceId);
+  const all = config.enabledWebhooksOf(sourceId);
+  const destinations = target ? all.filter((d) => d.id === target.destinationId) : all;
   if (destinations.length === 0) return { kind: 'filtered', event: facts, reason: 'no_destination', destinationIds: [], ...usage };
   if (!webhooksEnabledBy(integrations)) return { kind: 'filtered', event: facts, reason: 'integrations', destinationIds: destinations.map((d) => d.id), ...usage };
+  const { passing, dropped } = splitByFilter(event, destinations, target?.filter);
+  if (passing.length === 0) return { kind: 'filtered', event: facts, reason: 'filter', destinationIds: dropped, ...usage };
 
   let body: string;
   try {
@@ -72,7 +86,8 @@ export function decideFanout(decoded: Decoded, config: ConfigState, now: number,
     kind: 'tasks',
     event: facts,
     ...usage,
-    tasks: destinations.map((d) => ({
+    filteredDestinationIds: dropped,
+    tasks: passing.map((d) => ({
       key: `${d.id}:${userKey}`,
       task: {
         taskId: `${messageId}:${d.id}`, messageId, sourceId, destinationId: d.id, eventType: type, userKey, body,
@@ -87,6 +102,9 @@ export function decideFanout(decoded: Decoded, config: ConfigState, now: number,
 export function fanoutTrace(decision: Exclude<FanoutDecision, { kind: 'invalid' }>, now: number): FanoutTrace {
   const { messageId, sourceId, type, receivedAt } = decision.event;
   return decision.kind === 'tasks'
-    ? { messageId, sourceId, eventType: type, destinationIds: decision.tasks.map((t) => t.task.destinationId), filteredDestinationIds: [], filterReason: null, receivedAt, fannedOutAt: now }
+    ? {
+      messageId, sourceId, eventType: type, destinationIds: decision.tasks.map((t) => t.task.destinationId),
+      filteredDestinationIds: decision.filteredDestinationIds, filterReason: decision.filteredDestinationIds.length ? 'filter' : null, receivedAt, fannedOutAt: now,
+    }
     : { messageId, sourceId, eventType: type, destinationIds: [], filteredDestinationIds: decision.destinationIds, filterReason: decision.reason, receivedAt, fannedOutAt: now };
 }

@@ -10,6 +10,7 @@ import { connectTransactionalPipeline, startConfigView } from '@switchyard/platf
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { UsageRecorder } from '@switchyard/platform/usage/usage-recorder';
 import { runFanout } from './fanout-consumer.js';
+import { ReplayRunner } from './replay-runner.js';
 import { fanoutMetrics } from './fanout-metrics.js';
 
 const configSchema = z.object({
@@ -24,6 +25,8 @@ const configSchema = z.object({
   FANOUT_RECORD_TRACE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   /** How often usage totals (calls filtered by integrations; direct records accepted and rejected) are written: what a crash can lose at most. */
   SWITCHYARD_USAGE_INTERVAL: env.duration('5s'),
+  /** The most ingest records per second any replay reads (README "Replays"): live traffic keeps priority. */
+  FANOUT_REPLAY_MAX_RATE: z.coerce.number().int().min(1).max(1_000_000).default(2000),
 });
 
 runMain('fanout', async () => {
@@ -34,6 +37,7 @@ runMain('fanout', async () => {
   const transactionalId = config.FANOUT_TRANSACTIONAL_ID ?? `${config.SWITCHYARD_TOPIC_PREFIX}fanout-${hostname()}`;
   const clients = await connectTransactionalPipeline(runtime, config, [
     'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.TraceRecords', 'io.switchyard.pipeline.UsageCount',
+    'io.switchyard.pipeline.Replay', 'io.switchyard.pipeline.ReplayProgress',
   ], transactionalId);
   const { kafka, producer, codec, topics } = clients;
   // Usage totals go outside the transactions, from a plain producer of their own, every interval.
@@ -43,6 +47,10 @@ runMain('fanout', async () => {
   usage.start();
   runtime.lifecycle.onShutdown('usage', () => usage.close());
   const view = await startConfigView(runtime, clients);
+  // Replays of a time range into one destination: run by whichever instance owns the replays topic.
+  const replays = new ReplayRunner({ kafka, codec, config: view.state, topics, logger: runtime.logger, clock: Date.now, prefix: config.SWITCHYARD_TOPIC_PREFIX, maxRate: config.FANOUT_REPLAY_MAX_RATE });
+  await replays.start();
+  runtime.lifecycle.onShutdown('replays', () => replays.stop());
 
   // A short session lets a replacement take over a crashed instance's partitions within seconds.
   // Fetches return as soon as records exist (STAGE_FETCH); batches of one fetch share a transaction.
@@ -55,6 +63,6 @@ runMain('fanout', async () => {
   consumer.on(consumer.events.GROUP_JOIN, () => metrics.lag.reset());
   await runFanout({
     consumer, producer, groupId, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now,
-    recordTrace: config.FANOUT_RECORD_TRACE, countUsage: (sourceId, receivedAt, outcome, n) => usage.count(sourceId, receivedAt, outcome, n),
+    recordTrace: config.FANOUT_RECORD_TRACE, countUsage: (sourceId, receivedAt, outcome, n, reason) => usage.count(sourceId, receivedAt, outcome, n, reason),
   });
 });

@@ -22,7 +22,8 @@ export interface FakeAdminApi {
   url: string;
   requests: RecordedRequest[];
   /** Answers `method path` with response until reset. */
-  on(method: string, path: string, response: CannedResponse): void;
+  /** A function answers each request afresh (a resource that changes between polls). */
+  on(method: string, path: string, response: CannedResponse | (() => CannedResponse)): void;
   /** The one request since the last reset; fails the test if there were none or several. */
   only(): RecordedRequest;
   reset(): void;
@@ -31,7 +32,7 @@ export interface FakeAdminApi {
 
 export async function startFakeAdminApi(): Promise<FakeAdminApi> {
   const requests: RecordedRequest[] = [];
-  const routes = new Map<string, CannedResponse>();
+  const routes = new Map<string, CannedResponse | (() => CannedResponse)>();
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -39,7 +40,8 @@ export async function startFakeAdminApi(): Promise<FakeAdminApi> {
       const text = Buffer.concat(chunks).toString('utf8');
       const path = req.url ?? '';
       requests.push({ method: req.method ?? '', path, headers: req.headers, body: text === '' ? undefined : JSON.parse(text) });
-      const canned = routes.get(`${req.method} ${path}`) ?? { status: 404, body: { code: 'NOT_FOUND', message: `no canned response for ${req.method} ${path}` } };
+      const entry = routes.get(`${req.method} ${path}`);
+      const canned = (typeof entry === 'function' ? entry() : entry) ?? { status: 404, body: { code: 'NOT_FOUND', message: `no canned response for ${req.method} ${path}` } };
       if (canned.body === undefined) {
         res.writeHead(canned.status).end();
       } else if (typeof canned.body === 'string') {

@@ -9,6 +9,9 @@ import type { UserState } from './user-state.js';
  *              "within": "30d", "count": { "op": "gte", "value": 3 } }
  *   logic:   { "and": [...] }, { "or": [...] } (1–20 items), { "not": cond }; 8 levels at most.
  *
+ * The same language, with `property`, `trait` and `context` leaves and no event counts, is a call
+ * condition: a destination filter's `where`, evaluated per call (`parseCallCondition`, `evaluateCall`).
+ *
  * Comparisons (traits and event properties alike):
  * - A name is looked up as a literal key first, then as a dotted path (`address.country`).
  * - `exists` is true for any value but null/absent; `not_exists` the opposite.
@@ -37,12 +40,19 @@ export interface EventCondition {
   within: Duration;
   count: { op: CountOp; value: number };
 }
-export type Condition =
-  | TraitCondition
-  | EventCondition
-  | { and: Condition[] }
-  | { or: Condition[] }
-  | { not: Condition };
+/** and / or / not over leaves of one kind of condition. */
+export type Logic<Leaf> = Leaf | { and: Array<Logic<Leaf>> } | { or: Array<Logic<Leaf>> } | { not: Logic<Leaf> };
+/** An audience condition: over a user's traits and event counts. */
+export type Condition = Logic<TraitCondition | EventCondition>;
+/** A `context` comparison of one call: `{ "context": "library.name", "op": "eq", "value": "analytics-node" }`. */
+export type ContextCondition = { context: string } & Comparison;
+/**
+ * A call condition (a destination's filter `where`): over one call's `properties`, `traits` and
+ * `context`, with the same comparisons and logic as audiences, but no event counts.
+ */
+export type CallCondition = Logic<PropertyFilter | TraitCondition | ContextCondition>;
+/** The free-form objects of one call a call condition reads (absent ones are `{}`). */
+export interface CallFields { properties: Record<string, unknown>; traits: Record<string, unknown>; context: Record<string, unknown> }
 
 /** One event counter a definition needs: the timestamps of matching track calls, kept for `windowMs`. */
 export interface CounterSpec {
@@ -79,34 +89,52 @@ export function at(path: string, key: string | number): string {
 }
 
 export function parseCondition(json: unknown): ParseResult<{ condition: Condition }> {
+  return parseLogic(json, AUDIENCE_LEAVES, (condition) => ({ condition }));
+}
+
+/** A call condition (a destination filter's `where`): property, trait and context leaves, and/or/not. */
+export function parseCallCondition(json: unknown): ParseResult<{ condition: CallCondition }> {
+  return parseLogic(json, CALL_LEAVES, (condition) => ({ condition }));
+}
+
+/** How each leaf kind of a language is parsed, by the key that names it. */
+type Leaves<Leaf> = Record<string, (raw: Json, path: string) => Leaf>;
+
+const comparisonLeaf = <K extends string>(key: K) => (raw: Json, path: string) => {
+  onlyKeys(raw, path, [key, 'op', 'value']);
+  return { [key]: fieldName(raw, path, key), ...comparison(raw, path) } as { [P in K]: string } & Comparison;
+};
+
+const AUDIENCE_LEAVES: Leaves<TraitCondition | EventCondition> = { trait: comparisonLeaf('trait'), event: eventCondition };
+const CALL_LEAVES: Leaves<PropertyFilter | TraitCondition | ContextCondition> = {
+  property: comparisonLeaf('property'), trait: comparisonLeaf('trait'), context: comparisonLeaf('context'),
+};
+
+function parseLogic<Leaf, R>(json: unknown, leaves: Leaves<Leaf>, wrap: (c: Logic<Leaf>) => R): ParseResult<R> {
   try {
     const budget = { left: MAX_CONDITIONS };
-    return { ok: true, condition: condition(json, '', 1, budget) };
+    return { ok: true, ...wrap(logic(json, '', 1, budget, leaves)) };
   } catch (err) {
     if (err instanceof DefinitionError) return { ok: false, message: err.message, path: err.path };
     throw err;
   }
 }
 
-const KINDS = ['trait', 'event', 'and', 'or', 'not'] as const;
+const LOGIC_KINDS = ['and', 'or', 'not'] as const;
 
-function condition(raw: unknown, path: string, depth: number, budget: { left: number }): Condition {
-  if (!isObject(raw)) throw new DefinitionError(path, 'must be an object with one of trait, event, and, or, not');
-  const kinds = KINDS.filter((k) => k in raw);
-  if (kinds.length === 0) throw new DefinitionError(path, 'must have one of trait, event, and, or, not');
+function logic<Leaf>(raw: unknown, path: string, depth: number, budget: { left: number }, leaves: Leaves<Leaf>): Logic<Leaf> {
+  const allKinds = [...Object.keys(leaves), ...LOGIC_KINDS];
+  if (!isObject(raw)) throw new DefinitionError(path, `must be an object with one of ${allKinds.join(', ')}`);
+  const kinds = allKinds.filter((k) => k in raw);
+  if (kinds.length === 0) throw new DefinitionError(path, `must have one of ${allKinds.join(', ')}`);
   if (kinds.length > 1) throw new DefinitionError(path, `has both ${kinds[0]} and ${kinds[1]}; one kind per condition`);
   if (depth > MAX_DEPTH) throw new DefinitionError(path, `conditions nest at most ${MAX_DEPTH} levels deep`);
   if (--budget.left < 0) throw new DefinitionError(path, `a definition has at most ${MAX_CONDITIONS} conditions`);
   const kind = kinds[0]!;
   switch (kind) {
-    case 'trait':
-      onlyKeys(raw, path, ['trait', 'op', 'value']);
-      return { trait: fieldName(raw, path, 'trait'), ...comparison(raw, path) };
-    case 'event':
-      return eventCondition(raw, path);
     case 'not':
       onlyKeys(raw, path, ['not']);
-      return { not: condition(raw.not, at(path, 'not'), depth + 1, budget) };
+      return { not: logic(raw.not, at(path, 'not'), depth + 1, budget, leaves) };
     case 'and':
     case 'or': {
       onlyKeys(raw, path, [kind]);
@@ -115,9 +143,11 @@ function condition(raw: unknown, path: string, depth: number, budget: { left: nu
       if (!Array.isArray(items) || items.length === 0 || items.length > MAX_ITEMS) {
         throw new DefinitionError(here, `must be a list of 1 to ${MAX_ITEMS} conditions`);
       }
-      const parsed = items.map((item, i) => condition(item, at(here, i), depth + 1, budget));
+      const parsed = items.map((item, i) => logic(item, at(here, i), depth + 1, budget, leaves));
       return kind === 'and' ? { and: parsed } : { or: parsed };
     }
+    default:
+      return leaves[kind]!(raw, path);
   }
 }
 
@@ -299,6 +329,19 @@ export function evaluate(condition: Condition, user: UserState, now: number): bo
   if ('trait' in condition) return compare(lookup(user.traits, condition.trait), condition);
   const timestamps = user.counters[counterKey(condition.event, condition.where)] ?? [];
   return compareCount(countWithin(timestamps, windowOf(condition.within), now), condition.count);
+}
+
+/**
+ * Whether one call keeps a call condition: `property` reads its properties, `trait` its traits,
+ * `context` its context (each `{}` when the call has none), with the comparisons above.
+ */
+export function evaluateCall(condition: CallCondition, call: CallFields): boolean {
+  if ('and' in condition) return condition.and.every((c) => evaluateCall(c, call));
+  if ('or' in condition) return condition.or.some((c) => evaluateCall(c, call));
+  if ('not' in condition) return !evaluateCall(condition.not, call);
+  if ('property' in condition) return compare(lookup(call.properties, condition.property), condition);
+  if ('trait' in condition) return compare(lookup(call.traits, condition.trait), condition);
+  return compare(lookup(call.context, condition.context), condition);
 }
 
 function windowOf(within: Duration): number {

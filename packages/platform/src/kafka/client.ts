@@ -39,13 +39,13 @@ export function createKafka({ brokers, clientId, logger, overrides }: KafkaSetti
  * acks=all on every send (see `send` callers), Java-compatible murmur2 partitioning so records keyed
  * by a direct producer and by Switchyard land on the same partition.
  */
-export function createProducer(kafka: Kafka, opts: { transactionalId?: string } = {}): Producer {
+export function createProducer(kafka: Kafka, opts: { transactionalId?: string; transactionTimeout?: number } = {}): Producer {
   return kafka.producer({
     idempotent: true,
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
     createPartitioner: Partitioners.DefaultPartitioner,
-    ...(opts.transactionalId ? { transactionalId: opts.transactionalId, transactionTimeout: 60_000 } : {}),
+    ...(opts.transactionalId ? { transactionalId: opts.transactionalId, transactionTimeout: opts.transactionTimeout ?? 60_000 } : {}),
   });
 }
 

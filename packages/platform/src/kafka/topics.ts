@@ -41,6 +41,7 @@ export function topicNames(prefix: string) {
     audiencesState: `${prefix}audiences-state`,
     deliveryAttempts: `${prefix}delivery-attempts`,
     usage: `${prefix}usage`,
+    replays: `${prefix}replays`,
   };
 }
 
@@ -61,6 +62,9 @@ export function topicDeclarations({ prefix, partitions, retryTiers }: TopicSetti
     { name: names.deliveryAttempts, partitions, configs: delete7d, purpose: 'delivery attempts and fan-out decisions per message (best-effort observability: the trace API); key messageId' },
     // Compacted (latest running total per writer, source and day) and deleted after 400 days.
     { name: names.usage, partitions: 1, configs: { 'cleanup.policy': 'compact,delete', 'retention.ms': String(400 * DAY_MS), 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS / 24) }, purpose: 'calls per source per UTC day (accepted, rejected, filtered): running totals per writer' },
+    // Replay requests (control) and their progress (the fan-out instance running them, written in
+    // the transaction of the tasks): the latest per key. One partition: one fan-out instance runs them.
+    { name: names.replays, partitions: 1, configs: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS) }, purpose: 'time-range replays into one destination: requests and their progress, latest per key' },
     { name: names.config, partitions: 1, configs: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS) }, purpose: 'sources and destinations, latest record per key; deletes are tombstones' },
   ];
 }

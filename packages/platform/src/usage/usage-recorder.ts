@@ -3,7 +3,7 @@ import type { AvroCodec } from '../codec/avro-codec.js';
 import type { Producer } from '../kafka/client.js';
 import type { Logger } from '../logger.js';
 import { Counter, type Registry } from '../metrics.js';
-import { UsageTally, usageKey, type UsageOutcome } from './usage-tally.js';
+import { UsageTally, usageKey, type FilterReason, type UsageOutcome } from './usage-tally.js';
 
 export interface UsageRecorderOptions {
   service: string;
@@ -34,13 +34,13 @@ export class UsageRecorder {
     this.tally = new UsageTally(`${opts.service}-${randomUUID()}`);
     this.clock = opts.clock ?? Date.now;
     // One series per source and outcome: sources are few (tens to hundreds), like destinations.
-    this.calls = new Counter({ name: 'switchyard_usage_calls_total', help: 'Calls per source: accepted and rejected (ingest: HTTP calls; fan-out: direct records), filtered by integrations (fan-out)', labelNames: ['source', 'outcome'], registers: [opts.registry] });
+    this.calls = new Counter({ name: 'switchyard_usage_calls_total', help: 'Calls per source: accepted and rejected (ingest: HTTP calls; fan-out: direct records), filtered by integrations or destination filters (fan-out)', labelNames: ['source', 'outcome'], registers: [opts.registry] });
   }
 
   /** `at` is when ingest received the call: it decides the day. */
-  count(sourceId: string, at: number, outcome: UsageOutcome, n = 1): void {
+  count(sourceId: string, at: number, outcome: UsageOutcome, n = 1, reason?: FilterReason): void {
     if (n <= 0) return;
-    this.tally.add(sourceId, at, outcome, n);
+    this.tally.add(sourceId, at, outcome, n, reason);
     this.calls.inc({ source: sourceId, outcome }, n);
   }
 

@@ -28,6 +28,15 @@ describe('UsageTally: running totals per source and UTC day', () => {
     assert.equal(usageKey(second[0]!), 's1|2025-03-10|ingest-x');
   });
 
+  it('counts calls filtered by a destination filter apart, inside filtered', () => {
+    const t = new UsageTally('fanout-x');
+    t.add('s', T0, 'filtered', 2, 'integrations');
+    t.add('s', T0, 'filtered', 3, 'filter');
+    t.add('s', T0, 'filtered');
+    const [r] = t.takeChanged(T0);
+    assert.deepEqual([r!.filtered, r!.filteredByFilter], [6, 3]);
+  });
+
   it('forgets written days older than the days it keeps', () => {
     const t = new UsageTally('w', 2);
     t.add('s', T0, 'accepted');

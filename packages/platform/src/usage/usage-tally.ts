@@ -3,13 +3,18 @@ import type { UsageCount } from '../schemas/generated.js';
 /** How a call counts in a source's usage (README "Usage"). */
 export type UsageOutcome = 'accepted' | 'rejected' | 'filtered';
 export const USAGE_OUTCOMES: readonly UsageOutcome[] = ['accepted', 'rejected', 'filtered'];
+/**
+ * Why a call counts as filtered: its integrations map kept it from every destination, or a
+ * destination's event filter kept it from at least one (counted once per call either way).
+ */
+export type FilterReason = 'integrations' | 'filter';
 
 /** The UTC day of a time, YYYY-MM-DD. */
 export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
-interface Entry { sourceId: string; day: string; counts: Record<UsageOutcome, number>; dirty: boolean }
+interface Entry { sourceId: string; day: string; counts: Record<UsageOutcome | 'filteredByFilter', number>; dirty: boolean }
 
 /**
  * One process's running totals of calls per (source, UTC day, outcome). Pure: the recorder asks
@@ -24,13 +29,15 @@ export class UsageTally {
 
   constructor(readonly writer: string, private readonly keepDays = 2) {}
 
-  add(sourceId: string, at: number, outcome: UsageOutcome, n = 1): void {
+  /** `reason`: for `filtered`, why (a destination filter is counted apart; integrations is the rest). */
+  add(sourceId: string, at: number, outcome: UsageOutcome, n = 1, reason?: FilterReason): void {
     if (n <= 0) return;
     const day = utcDay(at);
     const key = `${sourceId}|${day}`;
     let entry = this.entries.get(key);
-    if (!entry) this.entries.set(key, (entry = { sourceId, day, counts: { accepted: 0, rejected: 0, filtered: 0 }, dirty: false }));
+    if (!entry) this.entries.set(key, (entry = { sourceId, day, counts: { accepted: 0, rejected: 0, filtered: 0, filteredByFilter: 0 }, dirty: false }));
     entry.counts[outcome] += n;
+    if (outcome === 'filtered' && reason === 'filter') entry.counts.filteredByFilter += n;
     entry.dirty = true;
   }
 
@@ -41,7 +48,7 @@ export class UsageTally {
     for (const [key, e] of this.entries) {
       if (e.dirty) {
         e.dirty = false;
-        out.push({ sourceId: e.sourceId, day: e.day, writer: this.writer, accepted: e.counts.accepted, rejected: e.counts.rejected, filtered: e.counts.filtered, updatedAt: now });
+        out.push({ sourceId: e.sourceId, day: e.day, writer: this.writer, accepted: e.counts.accepted, rejected: e.counts.rejected, filtered: e.counts.filtered, filteredByFilter: e.counts.filteredByFilter, updatedAt: now });
       } else if (e.day < oldest) {
         this.entries.delete(key);
       }

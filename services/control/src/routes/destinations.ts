@@ -1,12 +1,13 @@
 import type { FastifyInstance } from 'fastify';
 import type { Destination } from '@switchyard/platform/config-view/config-state';
+import { rotateSigningSecrets, DEFAULT_GRACE_MS } from '@switchyard/platform/signing/standard-webhooks';
 import { ApiError, notFound } from '../api-error.js';
-import { parseBody } from '../api-schemas.js';
+import { graceMs, parseBody, secretRotation } from '../api-schemas.js';
 import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
 import { change } from '../config-store.js';
 import { newDestinationId } from '../ids.js';
-import { destinationView } from '../views.js';
+import { destinationView, secretShownOnce, signingAfter, storedFilter, withNewSecret } from '../views.js';
 
 type IdParams = { Params: { id: string } };
 
@@ -17,36 +18,56 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
     const body = parseBody(destinationSchemas.create, req.body);
     if (!view.state.source(body.sourceId)) throw new ApiError(400, 'UNKNOWN_SOURCE', `no source ${JSON.stringify(body.sourceId)}`, 'sourceId');
     const now = clock();
+    const { created, ...signing } = signingAfter({ standardSignatures: false, signingSecrets: [] }, body.signing, now);
     const destination: Destination = {
       id: body.id ?? newDestinationId(), sourceId: body.sourceId, name: body.name, type: body.type, enabled: body.enabled,
       sharedSecret: body.settings.sharedSecret ?? null, webhooks: body.settings.webhooks, createdAt: now, updatedAt: now,
+      filter: storedFilter(body.filter), ...signing,
     };
     if (view.state.destination(destination.id)) throw new ApiError(400, 'DUPLICATE_ID', `destination ${destination.id} exists`, 'id');
     await store.write(change.putDestination(destination));
-    return reply.code(201).send(destinationView(destination));
+    return reply.code(201).send(withNewSecret(destinationView(destination, now), created));
   });
 
   app.get<{ Querystring: { sourceId?: string } }>('/v1/destinations', async (req) => {
     const { sourceId } = req.query;
     const list = sourceId ? view.state.destinationsOfSource(sourceId) : view.state.destinations();
-    return { destinations: list.map(destinationView) };
+    const now = clock();
+    return { destinations: list.map((d) => destinationView(d, now)) };
   });
 
-  app.get<IdParams>('/v1/destinations/:id', async (req) => destinationView(find(req.params.id)));
+  app.get<IdParams>('/v1/destinations/:id', async (req) => destinationView(find(req.params.id), clock()));
 
   app.patch<IdParams>('/v1/destinations/:id', counted.write('destination', 'update'), async (req) => {
     const current = find(req.params.id);
     const body = parseBody(destinationSchemas.patch, req.body);
+    const now = clock();
+    const { created, ...signing } = signingAfter(current, body.signing, now);
     const next: Destination = {
       ...current,
       name: body.name ?? current.name,
       enabled: body.enabled ?? current.enabled,
       sharedSecret: body.settings?.sharedSecret === undefined ? current.sharedSecret : body.settings.sharedSecret,
       webhooks: body.settings?.webhooks ?? current.webhooks,
-      updatedAt: clock(),
+      filter: body.filter === undefined ? current.filter : storedFilter(body.filter),
+      ...signing,
+      updatedAt: now,
     };
     await store.write(change.putDestination(next));
-    return destinationView(next);
+    return withNewSecret(destinationView(next, now), created);
+  });
+
+  // Rotation of the Standard Webhooks secret: a new current one, the previous one signing beside it
+  // for the grace period, so receivers switch at their pace.
+  app.post<IdParams>('/v1/destinations/:id/secrets/rotate', counted.write('signing_secret', 'create'), async (req, reply) => {
+    const current = find(req.params.id);
+    const body = parseBody(secretRotation, req.body);
+    if (!current.standardSignatures) throw new ApiError(400, 'SIGNING_NOT_ENABLED', 'Standard Webhooks signing is off for this destination: set signing.standard to true first', 'signing.standard');
+    const now = clock();
+    const { secrets, created } = rotateSigningSecrets(current.signingSecrets, now, body.gracePeriod === undefined ? DEFAULT_GRACE_MS : graceMs(body.gracePeriod));
+    const next: Destination = { ...current, signingSecrets: secrets, updatedAt: now };
+    await store.write(change.putDestination(next));
+    return reply.code(201).send({ signingSecret: secretShownOnce(created), destination: destinationView(next, now) });
   });
 
   app.delete<IdParams>('/v1/destinations/:id', counted.write('destination', 'delete'), async (req, reply) => {
