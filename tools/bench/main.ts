@@ -599,6 +599,7 @@ async function cpuScenario(ref: StackRef, prefix: string, s: Sizes, runId: strin
     const tasks = to.arrived - from.arrived;
     const usPerTask = ((to.cpuMs - from.cpuMs) * 1000) / tasks;
     const lastArrival = Math.max(...ids.map((id) => r.arrivals.get(id) ?? 0));
+    const receiverUsPerTask = ((to.benchMs - from.benchMs) * 1000) / tasks;
     // The window in thirds (by arrivals): a steady drain shows three close figures.
     const thirds = [1, 2, 3].map((k) => {
       const a = samples.find((x) => x.arrived >= from.arrived + ((k - 1) * tasks) / 3) ?? from;
@@ -610,7 +611,10 @@ async function cpuScenario(ref: StackRef, prefix: string, s: Sizes, runId: strin
       verified: ok && r.duplicates() === 0 && Number.isFinite(usPerTask),
       details: {
         tasks, warmTasks: warm, drainPerS: (ids.length - from.arrived) / Math.max(0.001, (lastArrival - from.at) / 1000), deliveryCores: (to.cpuMs - from.cpuMs) / Math.max(1, to.at - from.at),
-        thirdsUs: thirds.join('/'), receiverUsPerTask: ((to.benchMs - from.benchMs) * 1000) / tasks, duplicates: r.duplicates(),
+        thirdsUs: thirds.join('/'), receiverUsPerTask,
+        // The receiver's work per task never changes, so its CPU time per task tracks how slow the
+        // shared machine is at the moment; delivery's cost in receiver units moves far less between runs.
+        vsReceiver: usPerTask / receiverUsPerTask, duplicates: r.duplicates(),
         ...(rawPost ? { rawUndiciReqPerS: rawPost.rate, rawUndiciUsPerReq: rawPost.usPerRequest } : {}),
         clkTck: clkTck(),
       },
