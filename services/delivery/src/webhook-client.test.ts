@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
@@ -10,6 +11,19 @@ import { signature, WebhookClient } from './webhook-client.js';
 
 // Real HTTP servers on 127.0.0.1: the client's handling of each kind of answer (and of none).
 type Handler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void;
+
+describe('signature', () => {
+  it('is the hex HMAC-SHA1 of the body that createHmac computes, for short, block-sized, long and non-ASCII secrets', () => {
+    const secrets = ['s3cret', '', 'k'.repeat(63), 'k'.repeat(64), 'k'.repeat(65), 'x'.repeat(300), 'clé-secrète-ü', '🔑'.repeat(20)];
+    const bodies = [Buffer.alloc(0), Buffer.from('{"type":"track"}'), Buffer.from('é'.repeat(5000))];
+    for (const secret of secrets) {
+      for (const body of bodies) {
+        // Twice: the second call uses the padded keys kept for the secret.
+        for (let i = 0; i < 2; i++) assert.equal(signature(body, secret), createHmac('sha1', secret).update(body).digest('hex'), `secret ${JSON.stringify(secret)}, ${body.length} bytes`);
+      }
+    }
+  });
+});
 
 describe('WebhookClient', () => {
   let server: Server;
