@@ -4,11 +4,13 @@ import type { Logger } from '@switchyard/platform/logger';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import type { DeliveryMetrics } from './delivery-metrics.js';
 import { ConcurrencyLimiter, KeyedLimiter } from './in-flight-limits.js';
-import { PartitionOffsets } from './offset-tracker.js';
+import { PartitionOffsets, type OffsetTracker } from './offset-tracker.js';
 import type { TaskRunner } from './task-runner.js';
 
 /** A full destination whose oldest request has waited this long is hung, not merely busy. */
 const STALLED_MS = 500;
+/** How often, at most, the fetch loop hands kafkajs a chance to heartbeat (it sends one per heartbeatInterval). */
+const HEARTBEAT_CHECK_MS = 100;
 
 export interface DeliveryConsumerOptions {
   consumer: Consumer;
@@ -63,11 +65,15 @@ export class DeliveryConsumer {
   private stopping = false;
   /** The eachBatch call running now, if any: stop() waits for it to return. */
   private batchRunning: Promise<void> | undefined;
-  private inFlight = new Set<Promise<void>>();
+  /** Tasks admitted and unfinished (each holds a global slot), and who waits for them to reach 0. */
+  private active = 0;
+  private idle: (() => void) | undefined;
+  private lastHeartbeatCheck = 0;
 
   constructor(private readonly opts: DeliveryConsumerOptions) {
     this.global = new ConcurrencyLimiter(opts.maxInFlight);
     this.perDestination = new KeyedLimiter(opts.maxInFlightPerDestination);
+    opts.metrics.countInFlight(() => this.global.active);
   }
 
   async start(): Promise<void> {
@@ -89,64 +95,88 @@ export class DeliveryConsumer {
   private async handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { topic, partition } = batch;
     const tracker = this.offsets.tracker(topic, partition);
-    for (const message of batch.messages) {
-      if (!isRunning() || isStale() || this.stopping) return;
-      let task: DeliveryTask;
-      try {
-        const decoded = await this.opts.codec.decode(message.value);
-        if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') throw new Error(`${decoded.name} is not a delivery task`);
-        task = decoded.value;
-      } catch (err) {
-        await this.opts.setAside(message.value, topic, partition, message.offset, (err as Error).message);
-        tracker.track(message.offset);
-        tracker.complete(message.offset);
-        resolveOffset(message.offset);
-        this.requestCommit();
-        continue;
-      }
-      const now = this.opts.clock();
-      if (task.notBefore !== null && task.notBefore > now) {
-        this.waitUntilDue(topic, partition, message.offset, task.notBefore - now);
-        return;
-      }
-      // A destination that is not answering (every circuit open, or full with its oldest request
-      // waiting over STALLED_MS): the task waits in the retry tier without taking one of its
-      // request slots, and the partition keeps flowing for every other destination.
-      let deferReason: 'circuit_open' | 'overloaded' | undefined = this.opts.runner.circuitOpen(task) ? 'circuit_open' : undefined;
-      if (!deferReason && this.destinationFull(task.destinationId)) {
-        if (!this.destinationStalled(task.destinationId, now)) {
-          this.waitForDestination(task.destinationId, topic, partition, message.offset);
+    // kafkajs fetches a partition again from just past its last resolved offset. It is resolved
+    // once, as the batch is left (whichever way), rather than per record: the same position, since
+    // no fetch of this partition runs while its batch is handled, and a seek (destination full,
+    // tier record not due, rebalance) overrides it anyway. Per record it cost two int64 parses.
+    let resolved: string | undefined;
+    try {
+      for (const message of batch.messages) {
+        if (!isRunning() || isStale() || this.stopping) return;
+        let task: DeliveryTask;
+        try {
+          // Synchronous once the schema is known: no promise and no microtask turn per record.
+          const decoded = this.opts.codec.decodeKnown(message.value) ?? await this.opts.codec.decode(message.value);
+          if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') throw new Error(`${decoded.name} is not a delivery task`);
+          task = decoded.value;
+        } catch (err) {
+          await this.opts.setAside(message.value, topic, partition, message.offset, (err as Error).message);
+          tracker.track(message.offset);
+          tracker.complete(message.offset);
+          resolved = message.offset;
+          this.requestCommit();
+          continue;
+        }
+        const now = this.opts.clock();
+        if (task.notBefore !== null && task.notBefore > now) {
+          this.waitUntilDue(topic, partition, message.offset, task.notBefore - now);
           return;
         }
-        deferReason = 'overloaded';
-      }
-      if (deferReason) {
-        if (!(await this.acquireUnlessStopping())) return;
+        // A destination that is not answering (every circuit open, or full with its oldest request
+        // waiting over STALLED_MS): the task waits in the retry tier without taking one of its
+        // request slots, and the partition keeps flowing for every other destination.
+        let deferReason: 'circuit_open' | 'overloaded' | undefined = this.opts.runner.circuitOpen(task) ? 'circuit_open' : undefined;
+        if (!deferReason && this.destinationFull(task.destinationId)) {
+          if (!this.destinationStalled(task.destinationId, now)) {
+            this.waitForDestination(task.destinationId, topic, partition, message.offset);
+            return;
+          }
+          deferReason = 'overloaded';
+        }
+        // A free global slot is taken at once (the common case); otherwise wait for one.
+        const waited = this.stopping || !this.global.tryAcquire();
+        if (waited && !(await this.acquireUnlessStopping())) return;
         tracker.track(message.offset);
-        resolveOffset(message.offset);
-        // A deferral that failed (shutdown) leaves its offset unfinished: the task is read again.
-        const deferred = this.opts.runner.defer(task, deferReason)
-          .then(() => { tracker.complete(message.offset); this.requestCommit(); }, (err: unknown) => this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished'))
-          .finally(() => { this.global.release(); this.inFlight.delete(deferred); });
-        this.inFlight.add(deferred);
-        continue;
+        resolved = message.offset;
+        this.active++;
+        if (deferReason) {
+          void this.deferTask(task, deferReason, tracker, message.offset);
+          continue;
+        }
+        void this.dispatch(task, tracker, message.offset);
+        // kafkajs sends a heartbeat at most once per heartbeatInterval however often this is called;
+        // calling it after each wait for a slot, and otherwise every HEARTBEAT_CHECK_MS, keeps
+        // that (and its rebalance notice) while sparing a promise per record.
+        if (waited || now - this.lastHeartbeatCheck >= HEARTBEAT_CHECK_MS) {
+          this.lastHeartbeatCheck = this.opts.clock();
+          await heartbeat();
+        }
       }
-      if (!(await this.acquireUnlessStopping())) return;
-      tracker.track(message.offset);
-      resolveOffset(message.offset);
-      this.opts.metrics.inFlight.set(this.global.active);
-      const done = this.dispatch(task).then((finished) => {
-        if (finished) { tracker.complete(message.offset); this.requestCommit(); }
-      }).finally(() => {
-        this.global.release();
-        this.inFlight.delete(done);
-        this.opts.metrics.inFlight.set(this.global.active);
-      });
-      this.inFlight.add(done);
-      await heartbeat();
+      this.lagByPartition.set(`${topic}:${partition}`, Number(batch.offsetLag()));
+      this.reportLag(topic);
+    } finally {
+      if (resolved !== undefined) resolveOffset(resolved);
     }
-    this.lagByPartition.set(`${topic}:${partition}`, Number(batch.offsetLag()));
-    this.reportLag(topic);
+  }
+
+  /** A task sent to the retry tier without a request; a deferral that failed (shutdown) leaves its offset unfinished: the task is read again. */
+  private async deferTask(task: DeliveryTask, reason: 'circuit_open' | 'overloaded', tracker: OffsetTracker, offset: string): Promise<void> {
+    try {
+      await this.opts.runner.defer(task, reason);
+      tracker.complete(offset);
+      this.requestCommit();
+    } catch (err) {
+      this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished');
+    } finally {
+      this.finished();
+    }
+  }
+
+  /** A task's global slot is free again; stop() waits for the last one. */
+  private finished(): void {
+    this.global.release();
+    this.active--;
+    if (this.active === 0 && this.idle) { this.idle(); this.idle = undefined; }
   }
 
   /**
@@ -162,7 +192,7 @@ export class DeliveryConsumer {
     consumer.pause(this.opts.topics.map((topic) => ({ topic })));
     const deadline = new Promise((r) => setTimeout(r, drainMs).unref());
     await Promise.race([this.batchRunning, deadline]);
-    await Promise.race([Promise.allSettled([...this.inFlight]), deadline]);
+    if (this.active > 0) await Promise.race([new Promise<void>((r) => { this.idle = r; }), deadline]);
     clearTimeout(this.commitTimer);
     this.commitTimer = undefined;
     await this.committing;
@@ -199,27 +229,32 @@ export class DeliveryConsumer {
       .finally(() => { this.committing = undefined; if (this.commitWanted) this.requestCommit(); });
   }
 
-  /** Resolves true when the task reached an outcome, false when shutdown left it unfinished. */
-  private async dispatch(task: DeliveryTask): Promise<boolean> {
+  /**
+   * Runs a task in its destination's request slots; once it reached an outcome its offset may be
+   * committed. Only shutdown makes the runner give up: the offset stays uncommitted and the task is
+   * read again.
+   */
+  private async dispatch(task: DeliveryTask, tracker: OffsetTracker, offset: string): Promise<void> {
     const key = task.destinationId;
-    await this.perDestination.acquire(key);
+    if (!this.perDestination.tryAcquire(key)) await this.perDestination.acquire(key);
     const mark = { at: this.opts.clock() };
     let started = this.started.get(key);
     if (!started) this.started.set(key, (started = new Set()));
     started.add(mark);
+    let finished = false;
     try {
       await this.opts.runner.run(task);
-      return true;
+      finished = true;
     } catch (err) {
-      // Only shutdown makes the runner give up; the offset stays uncommitted and the task is read again.
       this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished');
-      return false;
     } finally {
       started.delete(mark);
       if (started.size === 0) this.started.delete(key);
       this.perDestination.release(key);
       this.resumeDrained(key);
     }
+    if (finished) { tracker.complete(offset); this.requestCommit(); }
+    this.finished();
   }
 
   /** Full, and its oldest request has waited over STALLED_MS: slow or hung, not merely busy. */
