@@ -84,6 +84,7 @@ type Target = { origin: string; path: string } | { error: AttemptResult };
 export class WebhookClient {
   private readonly agent: Agent;
   private readonly targets = new Map<string, Target>();
+  private readonly headerSets = new WeakMap<Record<string, string>, Record<string, string>>();
 
   constructor(private readonly opts: WebhookClientOptions) {
     this.agent = new Agent({
@@ -106,12 +107,7 @@ export class WebhookClient {
           path: target.path,
           method: 'POST',
           body,
-          headers: {
-            ...headers,
-            'content-type': 'application/json',
-            'user-agent': this.opts.userAgent,
-            ...(sharedSecret ? { 'x-signature': signature(body, sharedSecret) } : {}),
-          },
+          headers: sharedSecret ? { ...this.baseHeaders(headers), 'x-signature': signature(body, sharedSecret) } : this.baseHeaders(headers),
         }, handler);
       } catch (err) {
         handler.onResponseError(undefined, err as Error);
@@ -121,6 +117,16 @@ export class WebhookClient {
 
   close(): Promise<void> {
     return this.agent.close();
+  }
+
+  /** A webhook's own headers with ours over them, built once per headers object (a destination's config). */
+  private baseHeaders(headers: Record<string, string>): Record<string, string> {
+    let base = this.headerSets.get(headers);
+    if (!base) {
+      base = { ...headers, 'content-type': 'application/json', 'user-agent': this.opts.userAgent };
+      this.headerSets.set(headers, base);
+    }
+    return base;
   }
 
   /** The origin and path of a URL, or why it cannot be posted to (the address policy never changes). */
