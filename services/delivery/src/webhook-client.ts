@@ -110,7 +110,7 @@ export class WebhookClient {
           headers: sharedSecret ? { ...this.baseHeaders(headers), 'x-signature': signature(body, sharedSecret) } : this.baseHeaders(headers),
         }, handler);
       } catch (err) {
-        handler.onResponseError(undefined, err as Error);
+        handler.onError(err as Error);
       }
     });
   }
@@ -152,12 +152,33 @@ function parseTarget(url: string, policy: AddressPolicy): Target {
 /** Responses bigger than this are cut off: only the excerpt is needed, and reading on would hold the slot. */
 const READ_LIMIT = 64 * 1024;
 
+/** `retry-after` as bytes, to find it among a response's raw header names without decoding them all. */
+const RETRY_AFTER = Buffer.from('retry-after');
+
+/** The first Retry-After value among raw headers ([name, value, name, value, …]), names compared case-insensitively. */
+function rawRetryAfter(raw: Buffer[]): string | undefined {
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length !== RETRY_AFTER.length) continue;
+    let same = true;
+    for (let j = 0; j < name.length && same; j++) same = (name[j]! | 0x20) === RETRY_AFTER[j];
+    if (same) return raw[i + 1]!.toString('latin1');
+  }
+  return undefined;
+}
+
 /**
  * Collects one response: its status, Retry-After and the first bytes of the body, and settles once
  * (end, error, the size limit, or the whole-response timeout, whichever comes first).
+ *
+ * It implements the handler interface undici's HTTP/1.1 client calls itself (onConnect, onHeaders
+ * with raw header buffers, onData, onComplete, onError). undici 7 also offers a newer one
+ * (onRequestStart, onResponseStart with a headers object, …), but serves it through an adapter
+ * that allocates a wrapper and a controller per request and decodes every response header into an
+ * object, of which only Retry-After is needed (BENCHMARKS.md, change 9).
  */
 class ResponseHandler implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | undefined;
+  private abort: ((err?: Error) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private timedOut = false;
   private settled = false;
@@ -172,42 +193,46 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
     this.timer = setTimeout(() => {
       this.timedOut = true;
       const err = Object.assign(new Error('no response within the time limit'), { name: 'TimeoutError' });
-      if (this.controller) this.controller.abort(err); else this.onResponseError(undefined, err);
+      if (this.abort) this.abort(err); else this.onError(err);
     }, ms);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.settled) controller.abort(new Error('settled before the request started'));
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    if (this.settled) abort(new Error('settled before the request started'));
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
-    if (statusCode < 200) return; // 1xx informational: the real response follows
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    if (statusCode < 200) return true; // 1xx informational: the real response follows
     this.status = statusCode;
-    const retryAfter = headers['retry-after'];
-    this.retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+    this.retryAfter = rawRetryAfter(rawHeaders);
+    return true;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onData(chunk: Buffer): boolean {
     if (this.size < this.excerptBytes) this.chunks.push(chunk);
     this.size += chunk.length;
     if (this.size > READ_LIMIT) {
       this.finish();
-      controller.abort(new Error('response body over the read limit'));
+      this.abort?.(new Error('response body over the read limit'));
+      return false;
     }
+    return true;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     this.finish();
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
+  onError(err: Error): void {
     this.settle(classifyError(err, this.timedOut));
   }
 
   private finish(): void {
-    const excerpt = Buffer.concat(this.chunks).subarray(0, this.excerptBytes).toString('utf8');
-    this.settle({ kind: 'response', status: this.status, bodyExcerpt: excerpt, retryAfterMs: parseRetryAfter(this.retryAfter, Date.now()) });
+    const excerpt = this.chunks.length === 0 ? ''
+      : this.chunks.length === 1 ? this.chunks[0]!.toString('utf8', 0, Math.min(this.excerptBytes, this.chunks[0]!.length))
+        : Buffer.concat(this.chunks).subarray(0, this.excerptBytes).toString('utf8');
+    this.settle({ kind: 'response', status: this.status, bodyExcerpt: excerpt, retryAfterMs: this.retryAfter === undefined ? undefined : parseRetryAfter(this.retryAfter, Date.now()) });
   }
 
   private settle(result: AttemptResult): void {
