@@ -239,8 +239,40 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
-    this.resolve(result);
+    handOver(this.resolve, result);
   }
+}
+
+/**
+ * Results reach callers one event-loop turn after their response completed. undici lets a
+ * keep-alive connection carry its next request only a full turn after a response (setImmediate,
+ * for servers that close a connection they said they would keep); delivery, handed a result at
+ * once, sent its next task before that and undici opened another connection: an origin held twice
+ * as many connections as requests in flight, and each request cost about a third more CPU
+ * (BENCHMARKS.md, change 9). The results of a turn are gathered, and handed over in the next turn
+ * from a setImmediate queued during this turn's immediates, so after undici's.
+ */
+type Settled = { resolvers: Array<(r: AttemptResult) => void>; results: AttemptResult[] };
+let settledThisTurn: Settled = { resolvers: [], results: [] };
+let handoverQueued = false;
+
+function handOver(resolve: (r: AttemptResult) => void, result: AttemptResult): void {
+  settledThisTurn.resolvers.push(resolve);
+  settledThisTurn.results.push(result);
+  if (handoverQueued) return;
+  handoverQueued = true;
+  setImmediate(nextTurn);
+}
+
+function nextTurn(): void {
+  const batch = settledThisTurn;
+  settledThisTurn = { resolvers: [], results: [] };
+  handoverQueued = false;
+  setImmediate(deliverResults, batch);
+}
+
+function deliverResults({ resolvers, results }: Settled): void {
+  for (let i = 0; i < resolvers.length; i++) resolvers[i]!(results[i]!);
 }
 
 function classifyError(err: unknown, timedOut: boolean): AttemptResult {
