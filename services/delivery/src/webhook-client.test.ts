@@ -65,6 +65,10 @@ describe('WebhookClient', () => {
     assert.equal(result.kind, 'response');
     assert.equal(result.kind === 'response' && result.status, 503);
     assert.ok(result.kind === 'response' && result.retryAfterMs !== undefined && result.retryAfterMs >= 6000 && result.retryAfterMs <= 7000);
+    // Header names are matched whatever their case on the wire; the first of two counts.
+    routes.set('/busy-caps', (_req, res) => { res.writeHead(429, [['X-Other', 'a'], ['RETRY-AFTER', '3'], ['Retry-After', '9']]).end(); });
+    const caps = await client.post({ url: `${base}/busy-caps`, body: Buffer.from('{}'), headers: {}, sharedSecret: null });
+    assert.equal(caps.kind === 'response' && caps.retryAfterMs, 3000);
   });
 
   it('times out a receiver that never answers, and one that answers byte by byte past the limit', async () => {
