@@ -3,7 +3,8 @@
 // bench-results/). Uses KAFKA_BROKERS / SCHEMA_REGISTRY_URL when both are set, else starts a fresh
 // broker and registry in a temporary directory (as `npm test` does). Everything listens on
 // 127.0.0.1; every load is bounded; every scenario checks that each sent event arrived, by messageId.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -21,7 +22,7 @@ import { scrapeStats, statsNote } from './service-stats.js';
 export type Mode = 'tiny' | 'quick' | 'full';
 
 /** The scenarios `--only` can pick (each runs the baselines it is compared with). */
-const SCENARIOS = ['ingest', 'e2e', 'attempts', 'latency', 'storm', 'slow', 'isolation', 'backlog'] as const;
+const SCENARIOS = ['ingest', 'e2e', 'attempts', 'latency', 'storm', 'slow', 'isolation', 'cpu', 'backlog'] as const;
 type Scenario = typeof SCENARIOS[number];
 
 /** `--only isolation,attempts`: those scenarios; absent: every scenario. */
@@ -41,15 +42,17 @@ interface Sizes {
   /** Latency against rate: open-loop loads at these rates ('half' = 50 % of the measured saturation rate), each of so many events. */
   latencyRates: Array<{ rate: number | 'half'; events: number }>;
   isolationEvents: number; stormMs: number; stormEvents: number; backlogTasks: number; backlogSeconds: number;
+  /** Delivery CPU per task: tasks drained before measuring (JIT, connections), then the measured tasks. */
+  cpuWarmTasks: number; cpuTasks: number;
   deliverTimeoutMs: number;
   /** Paired rounds of each ratio row (baseline and subject run back to back, alternating order): the row reports the median ratio. */
   rounds: number;
 }
 
 const SIZES: Record<Mode, Sizes> = {
-  tiny: { rawMessages: 2000, postRequests: 1000, postConcurrency: 50, ingestRequests: 30, batchSize: 10, ingestConcurrency: 8, e2eEvents: 300, latencyRates: [{ rate: 5, events: 10 }, { rate: 50, events: 50 }, { rate: 500, events: 200 }, { rate: 'half', events: 200 }], slowCap: 20, slowTasks: 200, isolationEvents: 300, stormMs: 2000, stormEvents: 100, backlogTasks: 0, backlogSeconds: 0, deliverTimeoutMs: 30_000, rounds: 1 },
-  quick: { rawMessages: 50_000, postRequests: 10_000, postConcurrency: 200, ingestRequests: 300, batchSize: 20, ingestConcurrency: 32, e2eEvents: 6000, latencyRates: [{ rate: 5, events: 50 }, { rate: 50, events: 500 }, { rate: 500, events: 2500 }, { rate: 'half', events: 4000 }], slowCap: 200, slowTasks: 3000, isolationEvents: 3000, stormMs: 5000, stormEvents: 1000, backlogTasks: 0, backlogSeconds: 0, deliverTimeoutMs: 60_000, rounds: 2 },
-  full: { rawMessages: 300_000, postRequests: 50_000, postConcurrency: 200, ingestRequests: 2000, batchSize: 20, ingestConcurrency: 32, e2eEvents: 40_000, latencyRates: [{ rate: 5, events: 300 }, { rate: 50, events: 1000 }, { rate: 500, events: 5000 }, { rate: 'half', events: 20_000 }], slowCap: 200, slowTasks: 15_000, isolationEvents: 20_000, stormMs: 30_000, stormEvents: 10_000, backlogTasks: 1_000_000, backlogSeconds: 120, deliverTimeoutMs: 300_000, rounds: 3 },
+  tiny: { rawMessages: 2000, postRequests: 1000, postConcurrency: 50, ingestRequests: 30, batchSize: 10, ingestConcurrency: 8, e2eEvents: 300, latencyRates: [{ rate: 5, events: 10 }, { rate: 50, events: 50 }, { rate: 500, events: 200 }, { rate: 'half', events: 200 }], slowCap: 20, slowTasks: 200, isolationEvents: 300, stormMs: 2000, stormEvents: 100, backlogTasks: 0, backlogSeconds: 0, cpuWarmTasks: 500, cpuTasks: 2000, deliverTimeoutMs: 30_000, rounds: 1 },
+  quick: { rawMessages: 50_000, postRequests: 10_000, postConcurrency: 200, ingestRequests: 300, batchSize: 20, ingestConcurrency: 32, e2eEvents: 6000, latencyRates: [{ rate: 5, events: 50 }, { rate: 50, events: 500 }, { rate: 500, events: 2500 }, { rate: 'half', events: 4000 }], slowCap: 200, slowTasks: 3000, isolationEvents: 3000, stormMs: 5000, stormEvents: 1000, backlogTasks: 0, backlogSeconds: 0, cpuWarmTasks: 5000, cpuTasks: 30_000, deliverTimeoutMs: 60_000, rounds: 2 },
+  full: { rawMessages: 300_000, postRequests: 50_000, postConcurrency: 200, ingestRequests: 2000, batchSize: 20, ingestConcurrency: 32, e2eEvents: 40_000, latencyRates: [{ rate: 5, events: 300 }, { rate: 50, events: 1000 }, { rate: 500, events: 5000 }, { rate: 'half', events: 20_000 }], slowCap: 200, slowTasks: 15_000, isolationEvents: 20_000, stormMs: 30_000, stormEvents: 10_000, backlogTasks: 1_000_000, backlogSeconds: 120, cpuWarmTasks: 10_000, cpuTasks: 100_000, deliverTimeoutMs: 300_000, rounds: 3 },
 };
 
 export interface Row {
@@ -197,11 +200,16 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
 
   // ---- (a) raw kafkajs produce → consume of the same payloads on the same broker -----------------
   let minAB = NaN;
+  let aRate = NaN;
+  /** Baseline (b): requests/s and the bench process's CPU per request (undici client and node:http receiver, one process). */
+  let rawPost: { rate: number; usPerRequest: number } | undefined;
   if (only.has('e2e')) {
     log(`baseline (a): kafkajs produce → consume, ${s.rawMessages} messages`);
     const a = await rawKafkaBaseline(ref, `${base}raw`, s.rawMessages);
     rows.push({ scenario: 'baseline (a) kafkajs produce→consume', value: a.rate, unit: 'msg/s', verified: a.verified, details: { messages: s.rawMessages, payloadBytes: a.payloadBytes }, rssMb: {} });
-
+    aRate = a.rate;
+  }
+  if (only.has('e2e') || only.has('cpu')) {
     // ---- (b) raw undici POST rate to the same receiver with the same concurrency -------------------
     log(`baseline (b): undici POST → receiver, ${s.postRequests} requests, concurrency ${s.postConcurrency}`);
     const bodies: LoadRequest[] = Array.from({ length: s.postRequests }, (_, i) => {
@@ -212,9 +220,10 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
     const b = await runLoad({ origin: u.origin, path: u.pathname, requests: bodies, concurrency: s.postConcurrency });
     const bRate = s.postRequests / ((b.endedAt - b.startedAt) / 1000);
     const bVerified = countArrived(bodies.flatMap((x) => x.ids), rMain.arrivals) === s.postRequests;
-    rows.push({ scenario: 'baseline (b) undici POST→receiver', value: bRate, unit: 'req/s', verified: bVerified && b.errors === 0, details: { concurrency: s.postConcurrency, benchCpu: b.cpuMs / (b.endedAt - b.startedAt) }, rssMb: {} });
+    rawPost = { rate: bRate, usPerRequest: (b.cpuMs * 1000) / s.postRequests };
+    rows.push({ scenario: 'baseline (b) undici POST→receiver', value: bRate, unit: 'req/s', verified: bVerified && b.errors === 0, details: { concurrency: s.postConcurrency, benchCpu: b.cpuMs / (b.endedAt - b.startedAt), benchUsPerReq: rawPost.usPerRequest }, rssMb: {} });
     rMain.reset();
-    minAB = Math.min(a.rate, bRate);
+    minAB = Math.min(aRate, bRate);
   }
 
   // ---- (c) bare node:http → Kafka, and ingest under the same load, in paired rounds --------------
@@ -261,7 +270,7 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
       details: { p50ms: quantile(iAll, 0.5), p99ms: quantile(iAll, 0.99), roundRatios: ratios.map((x) => round(x, 2)).join('/'), benchCpu: rounds[0]!.i.res.cpuMs / (rounds[0]!.i.res.endedAt - rounds[0]!.i.res.startedAt), ...(firstError ? { error: firstError } : {}) }, rssMb: rss(),
     });
   }
-  if (!needsChain && !only.has('slow') && !only.has('backlog')) return rows;
+  if (!needsChain && !only.has('slow') && !only.has('backlog') && !only.has('cpu')) return rows;
 
   const ingest = needsChain ? await ingestP! : undefined;
   if (ingest) {
@@ -488,6 +497,8 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
   await p1.stopAll();
 
   // ---- memory: delivery with a large backlog (full mode) ----------------------------------------
+  // ---- delivery's CPU per task, delivery alone (after the other pipelines stopped) ---------------
+  if (only.has('cpu')) rows.push(await cpuScenario(ref, `${base}cpu.`, s, runId, receiver, rawPost));
   if (only.has('backlog') && s.backlogTasks > 0) rows.push(await backlogScenario(ref, `${base}backlog.`, s, runId, receiver));
   return rows;
 }
@@ -533,6 +544,97 @@ async function rawKafkaBaseline(ref: StackRef, topic: string, n: number): Promis
   await producer.disconnect();
   await consumer.disconnect();
   return { rate: seen.size / ((lastAt - start) / 1000), verified: verified && seen.size === n, payloadBytes: Buffer.byteLength(messages[0]!.value) };
+}
+
+/** Clock ticks per second of /proc/<pid>/stat times (`getconf CLK_TCK`; 100 on Linux nearly always). */
+let clockTicks: number | undefined;
+function clkTck(): number {
+  if (clockTicks === undefined) {
+    try { clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100; } catch { clockTicks = 100; }
+  }
+  return clockTicks;
+}
+
+/** A process's CPU time so far (user + system, every thread), in ms, from /proc/<pid>/stat; NaN elsewhere. */
+export function processCpuMs(pid: number | undefined): number {
+  if (!pid) return NaN;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces), from field 3: utime is field 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clkTck();
+  } catch {
+    return NaN;
+  }
+}
+
+/**
+ * Delivery's CPU time per task: a backlog of warm-up + measured tasks written straight to the
+ * delivery topic (3 partitions, one fast receiver), then delivery started alone. Its process CPU
+ * (/proc/<pid>/stat) and the arrivals are sampled every 100 ms; the row is the CPU between the
+ * sample where the warm-up tasks had arrived (start-up, JIT and connections excluded) and a sample
+ * taken 500 ms after the last arrival (so commits and attempt-record flushes count), divided by the
+ * tasks that arrived in between. CPU time per task holds steady on a shared machine where rates do
+ * not; the drain rate is reported beside it.
+ */
+async function cpuScenario(ref: StackRef, prefix: string, s: Sizes, runId: string, receiver: (...a: Parameters<typeof startBenchReceiver>) => Promise<BenchReceiver>, rawPost: { rate: number; usPerRequest: number } | undefined): Promise<Row> {
+  const p = new Pipeline(ref, prefix, { ...serviceEnv, SWITCHYARD_PARTITIONS: '3', SWITCHYARD_RETRY_TIERS: '1s,2s' });
+  try {
+    await p.setup();
+    const r = await receiver();
+    const src = makeSource();
+    const d = makeDestination(src.id, [r.url]);
+    await p.writeConfig([src], [d]);
+    const warm = s.cpuWarmTasks;
+    const ids = Array.from({ length: warm + s.cpuTasks }, (_, k) => `${runId}-cpu-${k}`);
+    log(`delivery CPU per task: writing ${warm} + ${s.cpuTasks} tasks, then delivery alone`);
+    await p.writeTasks(d, ids, 1000);
+    const delivery = await p.start('delivery');
+    const pid = delivery.proc.child.pid;
+    type Sample = { at: number; cpuMs: number; benchMs: number; arrived: number };
+    const samples: Sample[] = [];
+    const sample = () => { const c = process.cpuUsage(); samples.push({ at: Date.now(), cpuMs: processCpuMs(pid), benchMs: (c.user + c.system) / 1000, arrived: r.arrivals.size }); };
+    sample();
+    const timer = setInterval(sample, 100);
+    let ok: boolean;
+    try {
+      ok = await r.waitForAll(ids, s.deliverTimeoutMs).then(() => true, () => false);
+      await new Promise((res) => setTimeout(res, 500));
+      sample();
+    } finally {
+      clearInterval(timer);
+    }
+    // If the warm-up and half the measured tasks went by within one sample (a tiny run), measure from the start.
+    const first = samples.find((x) => x.arrived >= warm);
+    const from = first && first.arrived <= warm + s.cpuTasks / 2 ? first : samples[0]!;
+    const to = samples.at(-1)!;
+    const tasks = to.arrived - from.arrived;
+    const usPerTask = ((to.cpuMs - from.cpuMs) * 1000) / tasks;
+    const lastArrival = Math.max(...ids.map((id) => r.arrivals.get(id) ?? 0));
+    const receiverUsPerTask = ((to.benchMs - from.benchMs) * 1000) / tasks;
+    // The window in thirds (by arrivals): a steady drain shows three close figures.
+    const thirds = [1, 2, 3].map((k) => {
+      const a = samples.find((x) => x.arrived >= from.arrived + ((k - 1) * tasks) / 3) ?? from;
+      const b = k === 3 ? to : samples.find((x) => x.arrived >= from.arrived + (k * tasks) / 3) ?? to;
+      return b.arrived > a.arrived ? round(((b.cpuMs - a.cpuMs) * 1000) / (b.arrived - a.arrived)) : NaN;
+    });
+    return {
+      scenario: 'delivery CPU per task (drain, delivery alone)', value: usPerTask, unit: 'µs/task', target: '≤ 100', met: usPerTask <= 100,
+      verified: ok && r.duplicates() === 0 && Number.isFinite(usPerTask),
+      details: {
+        tasks, warmTasks: warm, drainPerS: (ids.length - from.arrived) / Math.max(0.001, (lastArrival - from.at) / 1000), deliveryCores: (to.cpuMs - from.cpuMs) / Math.max(1, to.at - from.at),
+        thirdsUs: thirds.join('/'), receiverUsPerTask,
+        // The receiver's work per task never changes, so its CPU time per task tracks how slow the
+        // shared machine is at the moment; delivery's cost in receiver units moves far less between runs.
+        vsReceiver: usPerTask / receiverUsPerTask, duplicates: r.duplicates(),
+        ...(rawPost ? { rawUndiciReqPerS: rawPost.rate, rawUndiciUsPerReq: rawPost.usPerRequest } : {}),
+        clkTck: clkTck(),
+      },
+      rssMb: { delivery: rssMb(pid) },
+    };
+  } finally {
+    await p.stopAll();
+  }
 }
 
 async function backlogScenario(ref: StackRef, prefix: string, s: Sizes, runId: string, receiver: (...a: Parameters<typeof startBenchReceiver>) => Promise<BenchReceiver>): Promise<Row> {

@@ -5,12 +5,16 @@ import { Counter, Gauge, Histogram, LATENCY_BUCKETS, type Registry } from '@swit
  * series, documented); status classes and reasons are small fixed sets.
  */
 export function deliveryMetrics(registry: Registry) {
+  // Read at each scrape rather than set twice per task.
+  let inFlightNow = (): number => 0;
   return {
+    /** Where delivery_in_flight_tasks is read from (the consumer's global slots in use). */
+    countInFlight(source: () => number): void { inFlightNow = source; },
     attempts: new Counter({ name: 'delivery_attempts_total', help: 'Webhook requests by destination and outcome class (2xx, 3xx, 4xx, 5xx, timeout, error, skipped)', labelNames: ['destination', 'status_class'], registers: [registry] }),
     requestSeconds: new Histogram({ name: 'delivery_request_seconds', help: 'Webhook request duration', labelNames: ['destination'], buckets: LATENCY_BUCKETS, registers: [registry] }),
     endToEndSeconds: new Histogram({ name: 'delivery_end_to_end_seconds', help: 'From receivedAt at ingest to a 2xx from the webhook', buckets: [...LATENCY_BUCKETS, 60, 300, 1800, 3600, 14400], registers: [registry] }),
     delivered: new Counter({ name: 'delivery_tasks_delivered_total', help: 'Tasks a webhook accepted, by destination', labelNames: ['destination'], registers: [registry] }),
-    inFlight: new Gauge({ name: 'delivery_in_flight_tasks', help: 'Tasks admitted and not yet finished', registers: [registry] }),
+    inFlight: new Gauge({ name: 'delivery_in_flight_tasks', help: 'Tasks admitted and not yet finished', registers: [registry], collect() { this.set(inFlightNow()); } }),
     retries: new Counter({ name: 'delivery_retries_total', help: 'Tasks sent to a retry tier, by tier', labelNames: ['tier'], registers: [registry] }),
     deadLetters: new Counter({ name: 'delivery_dead_letters_total', help: 'Tasks dead-lettered, by reason', labelNames: ['reason'], registers: [registry] }),
     breakerOpen: new Gauge({ name: 'delivery_breaker_open', help: 'Endpoints (by destination) whose circuit is open or half-open', labelNames: ['destination'], registers: [registry] }),

@@ -1,5 +1,5 @@
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
-import type { ConfigState } from '@switchyard/platform/config-view/config-state';
+import type { ConfigState, Destination } from '@switchyard/platform/config-view/config-state';
 import type { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { Logger } from '@switchyard/platform/logger';
@@ -64,39 +64,47 @@ export function attemptRecords(task: DeliveryTask, tiers: number, attempts: UrlA
  * is durable in Kafka, so the caller may then let the task's offset be committed.
  */
 export class TaskRunner {
+  /** Per destination object (a config change replaces it): its URLs, their indexes, headers and breaker keys. */
+  private readonly prepared = new WeakMap<Destination, PreparedDestination>();
+  /** The value delivery_breaker_open last showed per destination. */
+  private readonly breakerShown = new Map<string, 0 | 1>();
+
   constructor(private readonly deps: TaskRunnerDeps) {}
 
   async run(task: DeliveryTask): Promise<void> {
     const { config, metrics } = this.deps;
     const now = this.deps.clock();
     const destination = config.destination(task.destinationId);
-    const noRequest = (error: string): UrlAttempt[] => [{ urlIndex: -1, at: now, latencyMs: 0, status: null, error }];
-    if (!destination) return this.deadLetter(task, now, 'destination_removed', { status: null, excerpt: null, error: 'the destination was deleted' }, false, task, noRequest('destination_removed'));
-    if (!destination.enabled) return this.deadLetter(task, now, 'destination_disabled', { status: null, excerpt: null, error: 'the destination is disabled' }, false, task, noRequest('destination_disabled'));
+    if (!destination) return this.deadLetter(task, now, 'destination_removed', { status: null, excerpt: null, error: 'the destination was deleted' }, false, task, noRequest(now, 'destination_removed'));
+    if (!destination.enabled) return this.deadLetter(task, now, 'destination_disabled', { status: null, excerpt: null, error: 'the destination is disabled' }, false, task, noRequest(now, 'destination_disabled'));
 
-    const headersByUrl = new Map(destination.webhooks.map((w) => [w.url, w.headers]));
-    const urls = urlsToTry(task, destination.webhooks);
+    const prepared = this.prepare(destination);
+    const urls = urlsToTry(task, prepared);
     const body = Buffer.from(task.body, 'utf8');
-
-    const urlIndex = new Map(destination.webhooks.map((w, i) => [w.url, i]));
     const standard = standardSigning(destination, task.taskId, now);
-    const results = await Promise.all(urls.map((url) => this.attempt(task.destinationId, url, body, headersByUrl.get(url) ?? {}, destination.sharedSecret, standard)));
-    const verdict = combineUrlOutcomes(results.map(({ url, outcome }) => ({ url, outcome })));
-    const failure = lastFailure(results.map((r) => r.result));
+    // One URL (the common case) without Promise.all and its arrays.
+    const results = urls.length === 1
+      ? [await this.attempt(task.destinationId, urls[0]!, body, prepared, destination.sharedSecret, standard)]
+      : await Promise.all(urls.map((url) => this.attempt(task.destinationId, url, body, prepared, destination.sharedSecret, standard)));
+    const verdict = combineUrlOutcomes(results);
     // Retry delays count from the end of the attempt (a timeout took 5 s), the deadline from its start.
     const ended = this.deps.clock();
-    const tried: UrlAttempt[] = results.map(({ url, result, at, latencyMs }) => ({
-      urlIndex: urlIndex.get(url) ?? -1, at, latencyMs,
-      status: result?.kind === 'response' ? result.status : null,
-      error: result === undefined ? 'circuit_open' : result.kind === 'error' ? result.error : null,
-    }));
+    const tried: UrlAttempt[] = [];
+    for (const { url, result, at, latencyMs } of results) {
+      tried.push({
+        urlIndex: prepared.index.get(url) ?? -1, at, latencyMs,
+        status: result?.kind === 'response' ? result.status : null,
+        error: result === undefined ? 'circuit_open' : result.kind === 'error' ? result.error : null,
+      });
+    }
 
     if (verdict.verdict === 'accepted') {
       metrics.delivered.inc({ destination: task.destinationId });
       metrics.endToEndSeconds.observe(Math.max(0, ended - task.receivedAt) / 1000);
-      this.record(task, tried, { outcome: 'delivered', nextTier: null, notBefore: null, deadLetterReason: null });
+      this.record(task, tried, DELIVERED);
       return;
     }
+    const failure = lastFailure(results);
     if (verdict.verdict === 'permanent') return this.deadLetter({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.reason, failure, false, task, tried);
 
     return this.retryLater({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.retryUrls, failure, verdict.reason, verdict.retryAfterMs, tried);
@@ -111,7 +119,9 @@ export class TaskRunner {
   circuitOpen(task: DeliveryTask): boolean {
     const destination = this.deps.config.destination(task.destinationId);
     if (!destination?.enabled) return false;
-    return urlsToTry(task, destination.webhooks).every((url) => this.deps.breaker.state(breakerKey(url)) === 'open');
+    const prepared = this.prepare(destination);
+    for (const url of urlsToTry(task, prepared)) if (this.deps.breaker.state(prepared.breakerKeys.get(url)!) !== 'open') return false;
+    return true;
   }
 
   /**
@@ -138,22 +148,37 @@ export class TaskRunner {
     this.record(task, tried, { outcome, nextTier: decision.tier, notBefore: decision.notBefore, deadLetterReason: null });
   }
 
-  private async attempt(destinationId: string, url: string, body: Buffer, headers: Record<string, string>, sharedSecret: string | null, standard: StandardSigning | undefined): Promise<UrlOutcome & { result: AttemptResult | undefined; at: number; latencyMs: number }> {
+  private async attempt(destinationId: string, url: string, body: Buffer, prepared: PreparedDestination, sharedSecret: string | null, standard: StandardSigning | undefined): Promise<UrlOutcome & { result: AttemptResult | undefined; at: number; latencyMs: number }> {
     const { breaker, client, metrics } = this.deps;
-    const key = breakerKey(url);
+    const key = prepared.breakerKeys.get(url)!;
     const at = this.deps.clock();
     if (!breaker.allow(key)) {
       // The endpoint keeps timing out: no request, the task waits in the retry tier instead of a slot.
       metrics.attempts.inc({ destination: destinationId, status_class: 'skipped' });
       return { url, outcome: { verdict: 'retry', reason: 'circuit_open' }, result: undefined, at, latencyMs: 0 };
     }
-    const end = metrics.requestSeconds.startTimer({ destination: destinationId });
-    const result = await client.post({ url, body, headers, sharedSecret, ...(standard ? { standard } : {}) });
-    const latencyMs = end() * 1000;
+    const start = performance.now();
+    const result = await client.post({ url, body, headers: prepared.headers.get(url)!, sharedSecret, ...(standard ? { standard } : {}) });
+    const latencyMs = performance.now() - start;
+    metrics.requestSeconds.observe({ destination: destinationId }, latencyMs / 1000);
     breaker.record(key, !isBreakerFailure(result));
     metrics.attempts.inc({ destination: destinationId, status_class: statusClass(result) });
-    metrics.breakerOpen.set({ destination: destinationId }, breaker.state(key) === 'closed' ? 0 : 1);
+    this.breakerGauge(destinationId, breaker.state(key) === 'closed' ? 0 : 1);
     return { url, outcome: classifyAttempt(result), result, at, latencyMs };
+  }
+
+  /** delivery_breaker_open is set when its value changes (it was set after every request). */
+  private breakerGauge(destinationId: string, value: 0 | 1): void {
+    if (this.breakerShown.get(destinationId) === value) return;
+    if (this.breakerShown.size >= 10_000) this.breakerShown.clear();
+    this.breakerShown.set(destinationId, value);
+    this.deps.metrics.breakerOpen.set({ destination: destinationId }, value);
+  }
+
+  private prepare(destination: Destination): PreparedDestination {
+    let p = this.prepared.get(destination);
+    if (!p) this.prepared.set(destination, (p = prepareDestination(destination)));
+    return p;
   }
 
   /** Logs the attempt's failed requests and hands its records to the recorder; neither can fail delivery. */
@@ -204,17 +229,46 @@ export class TaskRunner {
   }
 }
 
-/** The URLs an attempt tries: those still pending, less any removed from the destination since (all, if none is left). */
-function urlsToTry(task: DeliveryTask, webhooks: ReadonlyArray<{ url: string }>): string[] {
-  const current = new Set(webhooks.map((w) => w.url));
-  const urls = (task.pendingUrls ?? [...current]).filter((u) => current.has(u));
-  return urls.length > 0 ? urls : [...current];
+/** What run() needs of a destination, derived once per destination object. */
+interface PreparedDestination {
+  /** Its distinct webhook URLs, in order. */
+  urls: readonly string[];
+  /** A URL's position in the destination's list (the last, if listed twice), for the trace. */
+  index: Map<string, number>;
+  /** A URL's headers (the last entry's, if listed twice). */
+  headers: Map<string, Record<string, string>>;
+  /** A URL's circuit breaker key (its origin). */
+  breakerKeys: Map<string, string>;
 }
 
+function prepareDestination(destination: Destination): PreparedDestination {
+  const urls = [...new Set(destination.webhooks.map((w) => w.url))];
+  return {
+    urls,
+    index: new Map(destination.webhooks.map((w, i) => [w.url, i])),
+    headers: new Map(destination.webhooks.map((w) => [w.url, w.headers])),
+    breakerKeys: new Map(urls.map((url) => [url, breakerKey(url)])),
+  };
+}
+
+/** The URLs an attempt tries: those still pending, less any removed from the destination since (all, if none is left). */
+function urlsToTry(task: DeliveryTask, destination: PreparedDestination): readonly string[] {
+  if (task.pendingUrls === null) return destination.urls;
+  const urls = task.pendingUrls.filter((u) => destination.index.has(u));
+  return urls.length > 0 ? urls : destination.urls;
+}
+
+/** The trace record of an attempt that made no request. */
+function noRequest(at: number, error: string): UrlAttempt[] {
+  return [{ urlIndex: -1, at, latencyMs: 0, status: null, error }];
+}
+
+const DELIVERED: AttemptOutcome = { outcome: 'delivered', nextTier: null, notBefore: null, deadLetterReason: null };
+
 /** The most informative failure for the records: a response beats an error; the last one wins. */
-function lastFailure(results: Array<AttemptResult | undefined>): Failure {
+function lastFailure(attempts: ReadonlyArray<{ result: AttemptResult | undefined }>): Failure {
   let failure: Failure = { status: null, excerpt: null, error: null };
-  for (const r of results) {
+  for (const { result: r } of attempts) {
     if (!r) { failure = failure.status === null && failure.error === null ? { status: null, excerpt: null, error: 'circuit_open' } : failure; continue; }
     if (r.kind === 'response' && (r.status < 200 || r.status >= 300)) failure = { status: r.status, excerpt: r.bodyExcerpt || null, error: null };
     else if (r.kind === 'error' && failure.status === null) failure = { status: null, excerpt: null, error: `${r.error}: ${r.message}` };

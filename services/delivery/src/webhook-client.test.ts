@@ -1,4 +1,5 @@
 import { strict as assert } from 'node:assert';
+import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
@@ -10,6 +11,19 @@ import { signature, WebhookClient } from './webhook-client.js';
 
 // Real HTTP servers on 127.0.0.1: the client's handling of each kind of answer (and of none).
 type Handler = (req: IncomingMessage, res: ServerResponse, body: Buffer) => void;
+
+describe('signature', () => {
+  it('is the hex HMAC-SHA1 of the body that createHmac computes, for short, block-sized, long and non-ASCII secrets', () => {
+    const secrets = ['s3cret', '', 'k'.repeat(63), 'k'.repeat(64), 'k'.repeat(65), 'x'.repeat(300), 'clé-secrète-ü', '🔑'.repeat(20)];
+    const bodies = [Buffer.alloc(0), Buffer.from('{"type":"track"}'), Buffer.from('é'.repeat(5000))];
+    for (const secret of secrets) {
+      for (const body of bodies) {
+        // Twice: the second call uses the padded keys kept for the secret.
+        for (let i = 0; i < 2; i++) assert.equal(signature(body, secret), createHmac('sha1', secret).update(body).digest('hex'), `secret ${JSON.stringify(secret)}, ${body.length} bytes`);
+      }
+    }
+  });
+});
 
 describe('WebhookClient', () => {
   let server: Server;
@@ -51,6 +65,10 @@ describe('WebhookClient', () => {
     assert.equal(result.kind, 'response');
     assert.equal(result.kind === 'response' && result.status, 503);
     assert.ok(result.kind === 'response' && result.retryAfterMs !== undefined && result.retryAfterMs >= 6000 && result.retryAfterMs <= 7000);
+    // Header names are matched whatever their case on the wire; the first of two counts.
+    routes.set('/busy-caps', (_req, res) => { res.writeHead(429, [['X-Other', 'a'], ['RETRY-AFTER', '3'], ['Retry-After', '9']]).end(); });
+    const caps = await client.post({ url: `${base}/busy-caps`, body: Buffer.from('{}'), headers: {}, sharedSecret: null });
+    assert.equal(caps.kind === 'response' && caps.retryAfterMs, 3000);
   });
 
   it('times out a receiver that never answers, and one that answers byte by byte past the limit', async () => {

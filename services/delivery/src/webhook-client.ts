@@ -1,13 +1,39 @@
-import { createHmac } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { Agent, type Dispatcher } from 'undici';
 import type { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { parseRetryAfter, type AttemptResult } from './outcome.js';
 import { standardHeaders, type StandardSigning } from './standard-signing.js';
 
-/** X-Signature: lower-case hex HMAC-SHA1 of the exact body bytes, keyed by the shared secret. */
+/** SHA-1's block size: HMAC pads (or first hashes) the key to this length (RFC 2104). */
+const SHA1_BLOCK = 64;
+/** The inner and outer padded keys of each shared secret; a deployment has a handful of secrets. */
+const hmacPads = new Map<string, { inner: Buffer; outer: Buffer }>();
+
+function padsOf(sharedSecret: string): { inner: Buffer; outer: Buffer } {
+  let pads = hmacPads.get(sharedSecret);
+  if (pads) return pads;
+  let key = Buffer.from(sharedSecret, 'utf8');
+  if (key.length > SHA1_BLOCK) key = hash('sha1', key, 'buffer');
+  const inner = Buffer.alloc(SHA1_BLOCK, 0x36);
+  const outer = Buffer.alloc(SHA1_BLOCK, 0x5c);
+  for (let i = 0; i < key.length; i++) { inner[i]! ^= key[i]!; outer[i]! ^= key[i]!; }
+  if (hmacPads.size >= 10_000) hmacPads.clear();
+  hmacPads.set(sharedSecret, (pads = { inner, outer }));
+  return pads;
+}
+
+/**
+ * X-Signature: lower-case hex HMAC-SHA1 of the exact body bytes, keyed by the shared secret.
+ * Computed as RFC 2104 spells it, H(K ⊕ opad ‖ H(K ⊕ ipad ‖ body)), with two one-shot
+ * `crypto.hash` calls and the padded keys kept per secret: `createHmac` builds a stream object and
+ * a native handle per request, which cost delivery ~10 µs of CPU per request against ~2 µs for
+ * this (BENCHMARKS.md, change 9). The unit test checks it against `createHmac`.
+ */
 export function signature(body: Buffer, sharedSecret: string): string {
-  return createHmac('sha1', sharedSecret).update(body).digest('hex');
+  const { inner, outer } = padsOf(sharedSecret);
+  const innerHash = hash('sha1', Buffer.concat([inner, body], SHA1_BLOCK + body.length), 'buffer');
+  return hash('sha1', Buffer.concat([outer, innerHash], SHA1_BLOCK + innerHash.length), 'hex');
 }
 
 export interface WebhookClientOptions {
@@ -61,6 +87,7 @@ type Target = { origin: string; path: string } | { error: AttemptResult };
 export class WebhookClient {
   private readonly agent: Agent;
   private readonly targets = new Map<string, Target>();
+  private readonly headerSets = new WeakMap<Record<string, string>, Record<string, string>>();
 
   constructor(private readonly opts: WebhookClientOptions) {
     this.agent = new Agent({
@@ -83,22 +110,32 @@ export class WebhookClient {
           path: target.path,
           method: 'POST',
           body,
-          headers: {
-            ...headers,
-            'content-type': 'application/json',
-            'user-agent': this.opts.userAgent,
-            ...(sharedSecret ? { 'x-signature': signature(body, sharedSecret) } : {}),
-            ...(standard ? standardHeaders(standard, body, Date.now()) : {}),
-          },
+          headers: sharedSecret || standard
+            ? {
+              ...this.baseHeaders(headers),
+              ...(sharedSecret ? { 'x-signature': signature(body, sharedSecret) } : {}),
+              ...(standard ? standardHeaders(standard, body, Date.now()) : {}),
+            }
+            : this.baseHeaders(headers),
         }, handler);
       } catch (err) {
-        handler.onResponseError(undefined, err as Error);
+        handler.onError(err as Error);
       }
     });
   }
 
   close(): Promise<void> {
     return this.agent.close();
+  }
+
+  /** A webhook's own headers with ours over them, built once per headers object (a destination's config). */
+  private baseHeaders(headers: Record<string, string>): Record<string, string> {
+    let base = this.headerSets.get(headers);
+    if (!base) {
+      base = { ...headers, 'content-type': 'application/json', 'user-agent': this.opts.userAgent };
+      this.headerSets.set(headers, base);
+    }
+    return base;
   }
 
   /** The origin and path of a URL, or why it cannot be posted to (the address policy never changes). */
@@ -124,12 +161,33 @@ function parseTarget(url: string, policy: AddressPolicy): Target {
 /** Responses bigger than this are cut off: only the excerpt is needed, and reading on would hold the slot. */
 const READ_LIMIT = 64 * 1024;
 
+/** `retry-after` as bytes, to find it among a response's raw header names without decoding them all. */
+const RETRY_AFTER = Buffer.from('retry-after');
+
+/** The first Retry-After value among raw headers ([name, value, name, value, …]), names compared case-insensitively. */
+function rawRetryAfter(raw: Buffer[]): string | undefined {
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length !== RETRY_AFTER.length) continue;
+    let same = true;
+    for (let j = 0; j < name.length && same; j++) same = (name[j]! | 0x20) === RETRY_AFTER[j];
+    if (same) return raw[i + 1]!.toString('latin1');
+  }
+  return undefined;
+}
+
 /**
  * Collects one response: its status, Retry-After and the first bytes of the body, and settles once
  * (end, error, the size limit, or the whole-response timeout, whichever comes first).
+ *
+ * It implements the handler interface undici's HTTP/1.1 client calls itself (onConnect, onHeaders
+ * with raw header buffers, onData, onComplete, onError). undici 7 also offers a newer one
+ * (onRequestStart, onResponseStart with a headers object, …), but serves it through an adapter
+ * that allocates a wrapper and a controller per request and decodes every response header into an
+ * object, of which only Retry-After is needed (BENCHMARKS.md, change 9).
  */
 class ResponseHandler implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | undefined;
+  private abort: ((err?: Error) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
   private timedOut = false;
   private settled = false;
@@ -144,50 +202,86 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
     this.timer = setTimeout(() => {
       this.timedOut = true;
       const err = Object.assign(new Error('no response within the time limit'), { name: 'TimeoutError' });
-      if (this.controller) this.controller.abort(err); else this.onResponseError(undefined, err);
+      if (this.abort) this.abort(err); else this.onError(err);
     }, ms);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.settled) controller.abort(new Error('settled before the request started'));
+  onConnect(abort: (err?: Error) => void): void {
+    this.abort = abort;
+    if (this.settled) abort(new Error('settled before the request started'));
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
-    if (statusCode < 200) return; // 1xx informational: the real response follows
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    if (statusCode < 200) return true; // 1xx informational: the real response follows
     this.status = statusCode;
-    const retryAfter = headers['retry-after'];
-    this.retryAfter = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+    this.retryAfter = rawRetryAfter(rawHeaders);
+    return true;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onData(chunk: Buffer): boolean {
     if (this.size < this.excerptBytes) this.chunks.push(chunk);
     this.size += chunk.length;
     if (this.size > READ_LIMIT) {
       this.finish();
-      controller.abort(new Error('response body over the read limit'));
+      this.abort?.(new Error('response body over the read limit'));
+      return false;
     }
+    return true;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     this.finish();
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
+  onError(err: Error): void {
     this.settle(classifyError(err, this.timedOut));
   }
 
   private finish(): void {
-    const excerpt = Buffer.concat(this.chunks).subarray(0, this.excerptBytes).toString('utf8');
-    this.settle({ kind: 'response', status: this.status, bodyExcerpt: excerpt, retryAfterMs: parseRetryAfter(this.retryAfter, Date.now()) });
+    const excerpt = this.chunks.length === 0 ? ''
+      : this.chunks.length === 1 ? this.chunks[0]!.toString('utf8', 0, Math.min(this.excerptBytes, this.chunks[0]!.length))
+        : Buffer.concat(this.chunks).subarray(0, this.excerptBytes).toString('utf8');
+    this.settle({ kind: 'response', status: this.status, bodyExcerpt: excerpt, retryAfterMs: this.retryAfter === undefined ? undefined : parseRetryAfter(this.retryAfter, Date.now()) });
   }
 
   private settle(result: AttemptResult): void {
     if (this.settled) return;
     this.settled = true;
     clearTimeout(this.timer);
-    this.resolve(result);
+    handOver(this.resolve, result);
   }
+}
+
+/**
+ * Results reach callers one event-loop turn after their response completed. undici lets a
+ * keep-alive connection carry its next request only a full turn after a response (setImmediate,
+ * for servers that close a connection they said they would keep); delivery, handed a result at
+ * once, sent its next task before that and undici opened another connection: an origin held twice
+ * as many connections as requests in flight, and each request cost about a third more CPU
+ * (BENCHMARKS.md, change 9). The results of a turn are gathered, and handed over in the next turn
+ * from a setImmediate queued during this turn's immediates, so after undici's.
+ */
+type Settled = { resolvers: Array<(r: AttemptResult) => void>; results: AttemptResult[] };
+let settledThisTurn: Settled = { resolvers: [], results: [] };
+let handoverQueued = false;
+
+function handOver(resolve: (r: AttemptResult) => void, result: AttemptResult): void {
+  settledThisTurn.resolvers.push(resolve);
+  settledThisTurn.results.push(result);
+  if (handoverQueued) return;
+  handoverQueued = true;
+  setImmediate(nextTurn);
+}
+
+function nextTurn(): void {
+  const batch = settledThisTurn;
+  settledThisTurn = { resolvers: [], results: [] };
+  handoverQueued = false;
+  setImmediate(deliverResults, batch);
+}
+
+function deliverResults({ resolvers, results }: Settled): void {
+  for (let i = 0; i < resolvers.length; i++) resolvers[i]!(results[i]!);
 }
 
 function classifyError(err: unknown, timedOut: boolean): AttemptResult {

@@ -18,6 +18,19 @@ describe('BestEffortWriter: fire-and-forget observability records', () => {
     assert.equal(w.buffered, 0);
   });
 
+  it('a lingering flush (timer, full batch) sends what is buffered, then only full batches: the rest waits for the next tick', async () => {
+    const sent: Sent[] = [];
+    let later: () => void = () => {};
+    const w = new BestEffortWriter({ send: async (r: Sent) => { sent.push(r); later(); return []; } } as never, { topic: 't', toMessages, maxBatch: 2, logger });
+    w.write('a');
+    later = () => { later = () => {}; for (const k of ['b', 'c', 'd']) w.write(k); }; // arrive while 'a' is being sent
+    await w.flush(false);
+    assert.deepEqual(sent.map((s) => s.messages.map((m) => m.key)), [['a'], ['b', 'c']]);
+    assert.equal(w.buffered, 1);
+    await w.flush();
+    assert.deepEqual(sent.map((s) => s.messages.map((m) => m.key)), [['a'], ['b', 'c'], ['d']]);
+  });
+
   it('while Kafka hangs, the buffer stays bounded: the oldest records are dropped and counted', async () => {
     let release!: () => void;
     const sent: Sent[] = [];
