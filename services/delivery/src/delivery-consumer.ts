@@ -12,24 +12,6 @@ const STALLED_MS = 500;
 /** How often, at most, the fetch loop hands kafkajs a chance to heartbeat (it sends one per heartbeatInterval). */
 const HEARTBEAT_CHECK_MS = 100;
 
-type KafkaMessage = EachBatchPayload['batch']['messages'][number];
-
-/** A paused partition's records from `next` on, kept to be handled when it resumes. */
-interface Parked { topic: string; partition: number; messages: KafkaMessage[]; next: number; draining: boolean }
-
-/** How handleRecords reports back to whoever read the records (a kafkajs batch or a parked drain). */
-interface RecordContext {
-  /** False once the records must no longer be handled (shutdown, a seek or rebalance). */
-  live: () => boolean;
-  /** The record of this offset was taken (tracked, or set aside). */
-  resolve: (offset: string) => void;
-  heartbeat?: () => Promise<void>;
-  /** Kept pointing at the record being handled (parked drains: where to read again after a failure). */
-  at?: { next: number };
-}
-
-const noop = (): void => {};
-
 export interface DeliveryConsumerOptions {
   consumer: Consumer;
   codec: AvroCodec;
@@ -60,9 +42,7 @@ export interface DeliveryConsumerOptions {
  * of them at once, independently of partitions: each record is handed to the task runner and the
  * consumer moves on, waiting only when the global in-flight cap is reached. A tier record that is
  * not due yet pauses its partition and is read again when due (a timer resumes it): no handler
- * sleeps, no other partition waits. A task whose destination's queue is full pauses its partition
- * too, keeping the fetched records from it on until the destination drains (parked). Offsets are
- * committed as tasks finish (at most once per
+ * sleeps, no other partition waits. Offsets are committed as tasks finish (at most once per
  * interval), and only up to the oldest unfinished task of each partition, so a crash re-runs at most
  * what was in flight or finished since the last commit (at-least-once). stop() stops fetching but
  * stays in the group while in-flight tasks finish, commits, and only then leaves: a graceful
@@ -85,8 +65,6 @@ export class DeliveryConsumer {
   private stopping = false;
   /** The eachBatch call running now, if any: stop() waits for it to return. */
   private batchRunning: Promise<void> | undefined;
-  /** Paused partitions' fetched records not handled yet, from the one whose destination was full. */
-  private readonly parked = new Map<string, Parked>();
   /** Tasks admitted and unfinished (each holds a global slot), and who waits for them to reach 0. */
   private active = 0;
   private idle: (() => void) | undefined;
@@ -116,92 +94,69 @@ export class DeliveryConsumer {
 
   private async handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { topic, partition } = batch;
+    const tracker = this.offsets.tracker(topic, partition);
     // kafkajs fetches a partition again from just past its last resolved offset. It is resolved
     // once, as the batch is left (whichever way), rather than per record: the same position, since
-    // no fetch of this partition runs while its batch is handled, and a seek (tier record not due,
-    // rebalance) overrides it anyway. Per record it cost two int64 parses.
+    // no fetch of this partition runs while its batch is handled, and a seek (destination full,
+    // tier record not due, rebalance) overrides it anyway. Per record it cost two int64 parses.
     let resolved: string | undefined;
     try {
-      const outcome = await this.handleRecords(topic, partition, batch.messages, 0, {
-        live: () => isRunning() && !isStale() && !this.stopping,
-        resolve: (offset) => { resolved = offset; },
-        heartbeat,
-      });
-      // Parked: the rest of the batch is this consumer's to handle when the destination drains,
-      // and kafkajs reads on after the batch once the partition is resumed.
-      if (outcome === 'parked') resolved = batch.messages[batch.messages.length - 1]!.offset;
-      if (outcome === 'done') {
-        this.lagByPartition.set(`${topic}:${partition}`, Number(batch.offsetLag()));
-        this.reportLag(topic);
+      for (const message of batch.messages) {
+        if (!isRunning() || isStale() || this.stopping) return;
+        let task: DeliveryTask;
+        try {
+          // Synchronous once the schema is known: no promise and no microtask turn per record.
+          const decoded = this.opts.codec.decodeKnown(message.value) ?? await this.opts.codec.decode(message.value);
+          if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') throw new Error(`${decoded.name} is not a delivery task`);
+          task = decoded.value;
+        } catch (err) {
+          await this.opts.setAside(message.value, topic, partition, message.offset, (err as Error).message);
+          tracker.track(message.offset);
+          tracker.complete(message.offset);
+          resolved = message.offset;
+          this.requestCommit();
+          continue;
+        }
+        const now = this.opts.clock();
+        if (task.notBefore !== null && task.notBefore > now) {
+          this.waitUntilDue(topic, partition, message.offset, task.notBefore - now);
+          return;
+        }
+        // A destination that is not answering (every circuit open, or full with its oldest request
+        // waiting over STALLED_MS): the task waits in the retry tier without taking one of its
+        // request slots, and the partition keeps flowing for every other destination.
+        let deferReason: 'circuit_open' | 'overloaded' | undefined = this.opts.runner.circuitOpen(task) ? 'circuit_open' : undefined;
+        if (!deferReason && this.destinationFull(task.destinationId)) {
+          if (!this.destinationStalled(task.destinationId, now)) {
+            this.waitForDestination(task.destinationId, topic, partition, message.offset);
+            return;
+          }
+          deferReason = 'overloaded';
+        }
+        // A free global slot is taken at once (the common case); otherwise wait for one.
+        const waited = this.stopping || !this.global.tryAcquire();
+        if (waited && !(await this.acquireUnlessStopping())) return;
+        tracker.track(message.offset);
+        resolved = message.offset;
+        this.active++;
+        if (deferReason) {
+          void this.deferTask(task, deferReason, tracker, message.offset);
+          continue;
+        }
+        void this.dispatch(task, tracker, message.offset);
+        // kafkajs sends a heartbeat at most once per heartbeatInterval however often this is called;
+        // calling it after each wait for a slot, and otherwise every HEARTBEAT_CHECK_MS, keeps
+        // that (and its rebalance notice) while sparing a promise per record.
+        if (waited || now - this.lastHeartbeatCheck >= HEARTBEAT_CHECK_MS) {
+          this.lastHeartbeatCheck = this.opts.clock();
+          await heartbeat();
+        }
       }
+      this.lagByPartition.set(`${topic}:${partition}`, Number(batch.offsetLag()));
+      this.reportLag(topic);
     } finally {
       if (resolved !== undefined) resolveOffset(resolved);
     }
-  }
-
-  /**
-   * Hands records to the task runner from `start` on, each as soon as a global slot is free. Stops
-   * early when `live()` turns false ('stopped'), at a tier record not yet due ('due': the partition
-   * is paused and seeks back to it), or at a task whose destination's queue is full ('parked': the
-   * partition is paused and the records from that one on are kept until the destination drains).
-   * Shared by kafkajs's batches and the drain of parked records.
-   */
-  private async handleRecords(topic: string, partition: number, messages: KafkaMessage[], start: number, ctx: RecordContext): Promise<'done' | 'stopped' | 'due' | 'parked'> {
-    const tracker = this.offsets.tracker(topic, partition);
-    for (let i = start; i < messages.length; i++) {
-      const message = messages[i]!;
-      if (ctx.at) ctx.at.next = i;
-      if (!ctx.live()) return 'stopped';
-      let task: DeliveryTask;
-      try {
-        // Synchronous once the schema is known: no promise and no microtask turn per record.
-        const decoded = this.opts.codec.decodeKnown(message.value) ?? await this.opts.codec.decode(message.value);
-        if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') throw new Error(`${decoded.name} is not a delivery task`);
-        task = decoded.value;
-      } catch (err) {
-        await this.opts.setAside(message.value, topic, partition, message.offset, (err as Error).message);
-        tracker.track(message.offset);
-        tracker.complete(message.offset);
-        ctx.resolve(message.offset);
-        this.requestCommit();
-        continue;
-      }
-      const now = this.opts.clock();
-      if (task.notBefore !== null && task.notBefore > now) {
-        this.waitUntilDue(topic, partition, message.offset, task.notBefore - now);
-        return 'due';
-      }
-      // A destination that is not answering (every circuit open, or full with its oldest request
-      // waiting over STALLED_MS): the task waits in the retry tier without taking one of its
-      // request slots, and the partition keeps flowing for every other destination.
-      let deferReason: 'circuit_open' | 'overloaded' | undefined = this.opts.runner.circuitOpen(task) ? 'circuit_open' : undefined;
-      if (!deferReason && this.destinationFull(task.destinationId)) {
-        if (!this.destinationStalled(task.destinationId, now)) {
-          this.park(task.destinationId, topic, partition, messages, i);
-          return 'parked';
-        }
-        deferReason = 'overloaded';
-      }
-      // A free global slot is taken at once (the common case); otherwise wait for one.
-      const waited = this.stopping || !this.global.tryAcquire();
-      if (waited && !(await this.acquireUnlessStopping())) return 'stopped';
-      tracker.track(message.offset);
-      ctx.resolve(message.offset);
-      this.active++;
-      if (deferReason) {
-        void this.deferTask(task, deferReason, tracker, message.offset);
-        continue;
-      }
-      void this.dispatch(task, tracker, message.offset);
-      // kafkajs sends a heartbeat at most once per heartbeatInterval however often this is called;
-      // calling it after each wait for a slot, and otherwise every HEARTBEAT_CHECK_MS, keeps
-      // that (and its rebalance notice) while sparing a promise per record.
-      if (ctx.heartbeat && (waited || now - this.lastHeartbeatCheck >= HEARTBEAT_CHECK_MS)) {
-        this.lastHeartbeatCheck = this.opts.clock();
-        await ctx.heartbeat();
-      }
-    }
-    return 'done';
   }
 
   /** A task sent to the retry tier without a request; a deferral that failed (shutdown) leaves its offset unfinished: the task is read again. */
@@ -315,18 +270,13 @@ export class DeliveryConsumer {
   }
 
   /**
-   * A destination with a full queue holds its partition (not the others) until it has drained to
-   * half its queue. The partition is paused and the fetched records from this task on are kept
-   * (parked) and handled first when it resumes: before, the partition seeked back to this record and
-   * fetched the rest of the batch again, and a destination that stays busy (any one at saturation)
-   * had each record fetched and decoded about ten times (BENCHMARKS.md, change 9). Tasks of a
-   * destination that keeps timing out finish at once (the circuit breaker sends them to the retry
-   * tier), so this never lasts.
+   * A destination with a full queue holds its partition (not the others): the record is read again
+   * once that destination has drained to half its queue. Tasks of a destination that keeps timing
+   * out finish at once (the circuit breaker sends them to the retry tier), so this never lasts.
    */
-  private park(destinationId: string, topic: string, partition: number, messages: KafkaMessage[], next: number): void {
-    const key = `${topic}:${partition}`;
+  private waitForDestination(destinationId: string, topic: string, partition: number, offset: string): void {
     this.opts.consumer.pause([{ topic, partitions: [partition] }]);
-    this.parked.set(key, { topic, partition, messages, next, draining: false });
+    this.opts.consumer.seek({ topic, partition, offset });
     let blocked = this.blockedBy.get(destinationId);
     if (!blocked) {
       this.blockedBy.set(destinationId, (blocked = new Map()));
@@ -334,35 +284,7 @@ export class DeliveryConsumer {
       // (and its overflow deferred) instead of waiting for its requests to time out.
       setTimeout(() => { if (this.destinationStalled(destinationId, this.opts.clock())) this.resumeBlocked(destinationId); }, STALLED_MS + 100).unref();
     }
-    blocked.set(key, { topic, partition });
-  }
-
-  /**
-   * Handles a resumed partition's parked records, then lets kafkajs fetch it again (from after the
-   * batch they came from). A rebalance or shutdown drops the parked records (they are read again
-   * from the partition's resume point); if handling them fails, the partition seeks back to the
-   * record that failed, as a batch failing in kafkajs is read again.
-   */
-  private async drainParked(key: string): Promise<void> {
-    const entry = this.parked.get(key);
-    if (!entry || entry.draining || this.stopping) return;
-    entry.draining = true;
-    const { topic, partition } = entry;
-    const live = () => !this.stopping && this.parked.get(key) === entry;
-    let outcome: Awaited<ReturnType<DeliveryConsumer['handleRecords']>>;
-    try {
-      outcome = await this.handleRecords(topic, partition, entry.messages, entry.next, { live, resolve: noop, at: entry });
-    } catch (err) {
-      if (!live()) return;
-      this.opts.logger.warn({ err, topic, partition }, 'handling parked records failed; reading them again');
-      this.parked.delete(key);
-      this.opts.consumer.seek({ topic, partition, offset: entry.messages[entry.next]!.offset });
-      this.opts.consumer.resume([{ topic, partitions: [partition] }]);
-      return;
-    }
-    if (outcome !== 'done' || !live()) return;
-    this.parked.delete(key);
-    if (!this.resumeTimers.has(key)) this.opts.consumer.resume([{ topic, partitions: [partition] }]);
+    blocked.set(`${topic}:${partition}`, { topic, partition });
   }
 
   private resumeDrained(destinationId: string): void {
@@ -375,15 +297,12 @@ export class DeliveryConsumer {
     if (!blocked || this.stopping) return;
     this.blockedBy.delete(destinationId);
     const resumable = [...blocked.values()].filter(({ topic, partition }) => !this.resumeTimers.has(`${topic}:${partition}`));
-    const fetchable = resumable.filter(({ topic, partition }) => !this.parked.has(`${topic}:${partition}`));
-    for (const { topic, partition } of resumable) if (this.parked.has(`${topic}:${partition}`)) void this.drainParked(`${topic}:${partition}`);
-    if (fetchable.length) this.opts.consumer.resume(fetchable.map(({ topic, partition }) => ({ topic, partitions: [partition] })));
+    if (resumable.length) this.opts.consumer.resume(resumable.map(({ topic, partition }) => ({ topic, partitions: [partition] })));
   }
 
   private waitUntilDue(topic: string, partition: number, offset: string, delayMs: number): void {
     const { consumer } = this.opts;
     const key = `${topic}:${partition}`;
-    this.parked.delete(key); // read again from this record
     consumer.pause([{ topic, partitions: [partition] }]);
     consumer.seek({ topic, partition, offset });
     clearTimeout(this.resumeTimers.get(key));
@@ -407,17 +326,13 @@ export class DeliveryConsumer {
     // survives the rejoin and would start the partition past records this instance still has in
     // flight, whose completions stop counting below: a crash could then lose them. Every partition
     // kept is read again from its oldest unfinished record instead: duplicates, never a gap.
-    // Parked records are past every tracked one (kafkajs reads on after their batch): with nothing
-    // tracked before them, the partition is read again from the first of them.
     for (const [topic, partitions] of Object.entries(assignment)) {
       for (const partition of partitions) {
-        const parked = this.parked.get(`${topic}:${partition}`);
-        const from = this.offsets.resumePoint(topic, partition) ?? parked?.messages[parked.next]?.offset;
+        const from = this.offsets.resumePoint(topic, partition);
         if (from !== undefined) this.opts.consumer.seek({ topic, partition, offset: from });
       }
     }
     this.offsets.clear();
-    this.parked.clear();
     // A partition paused before the rebalance and handed back has no timer any more: read it again.
     if (this.stopping) return;
     const stale = this.opts.consumer.paused().flatMap(({ topic, partitions }) => partitions.filter((p) => !this.resumeTimers.has(`${topic}:${p}`)).map((p) => ({ topic, partitions: [p] })));
