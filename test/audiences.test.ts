@@ -38,7 +38,7 @@ describe('audiences: identify calls on membership change', () => {
 
   before(async () => {
     receiver = await startReceiver();
-    env = pipelineEnv(prefix, { SWITCHYARD_ADMIN_TOKEN: token, SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', AUDIENCES_SYNC_INTERVAL: '500ms', AUDIENCES_TRANSACTIONAL_ID: `${prefix}audiences-test` });
+    env = pipelineEnv(prefix, { SWITCHYARD_ADMIN_TOKEN: token, SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', AUDIENCES_SYNC_INTERVAL: '500ms' });
     await setupTopics(env);
     await writeConfig(prefix, { sources: [source], destinations: [makeDestination(source.id, { webhooks: [{ url: receiver.url, headers: {} }] })] });
     [control, audiences] = await Promise.all([startService('control', env), startService('audiences', env)]);

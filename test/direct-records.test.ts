@@ -63,7 +63,7 @@ describe('direct records: the call rules and usage of HTTP calls, applied by fan
   const src = source.id;
 
   before(async () => {
-    const env = pipelineEnv(prefix, { SWITCHYARD_ADMIN_TOKEN: token, SWITCHYARD_USAGE_INTERVAL: '300ms', AUDIENCES_SYNC_INTERVAL: '500ms', AUDIENCES_TRANSACTIONAL_ID: `${prefix}audiences-test` });
+    const env = pipelineEnv(prefix, { SWITCHYARD_ADMIN_TOKEN: token, SWITCHYARD_USAGE_INTERVAL: '300ms', AUDIENCES_SYNC_INTERVAL: '500ms' });
     await setupTopics(env);
     await writeConfig(prefix, { sources: [source], destinations: [destination] });
     [control, ingest, fanout] = await Promise.all([startService('control', env), startService('ingest', env), startService('fanout', env)]);

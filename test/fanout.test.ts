@@ -11,7 +11,7 @@ import { topicNames } from '@switchyard/platform/kafka/topics';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { makeDestination, makeSource, writeConfig } from './support/config.js';
 import { requestJson } from './support/http.js';
-import { pipelineEnv, setupTopics, startService, type RunningService } from './support/services.js';
+import { pipelineEnv, setupTopics, startInstances, startService, type RunningService } from './support/services.js';
 import { uniquePrefix } from './support/stack.js';
 import { EVENT_TIME, PipelineWriter, event, type EventName } from './support/pipeline-writer.js';
 import { TopicReader } from './support/topic-reader.js';
@@ -165,7 +165,7 @@ describe('fan-out crash test: SIGKILL mid-stream, exactly one task per event and
   const destinations = [makeDestination(source.id), makeDestination(source.id)];
 
   it('3000 events, fan-out killed three times while they flow: none lost, none duplicated (read_committed)', async () => {
-    const env = pipelineEnv(prefix, { FANOUT_TRANSACTIONAL_ID: `${prefix}fanout-crash-test` });
+    const env = pipelineEnv(prefix);
     await setupTopics(env);
     await writeConfig(prefix, { sources: [source], destinations });
     let fanout = await startService('fanout', env);
@@ -205,6 +205,63 @@ describe('fan-out crash test: SIGKILL mid-stream, exactly one task per event and
     } finally {
       await reader.stop();
       await fanout.stop();
+    }
+  });
+});
+
+describe('fan-out across rebalances: an instance paused past its session timeout (SIGSTOP) resumes fenced', () => {
+  const prefix = uniquePrefix('fanout-pause');
+  const topics = topicNames(prefix);
+  const source = makeSource();
+  const destinations = [makeDestination(source.id), makeDestination(source.id)];
+
+  // The scenario of issue 17: a paused instance (a long GC pause, a starved node) loses its partitions
+  // to the others, then resumes and commits the transaction it had open. With one transactional id
+  // per instance that wrote every such batch twice (15 % of tasks); with one per partition the new
+  // owner's InitProducerId fences it, and the batch is written once.
+  it('three instances, one paused for 14 s (session timeout 10 s) twice while events flow: every task exactly once (read_committed)', async () => {
+    const env = pipelineEnv(prefix, { SWITCHYARD_PARTITIONS: '6', LOG_LEVEL: 'warn' });
+    await setupTopics(env);
+    await writeConfig(prefix, { sources: [source], destinations });
+    const fanouts = await startInstances('fanout', env, 3);
+    const writer = await new PipelineWriter().start();
+    const ids: string[] = [];
+    let producing = true;
+    const produced = (async () => {
+      for (let i = 0; producing; i += 40) {
+        const batch = Array.from({ length: 40 }, (_, j) => event('io.switchyard.event.Track', { sourceId: source.id, userId: `u${(i + j) % 101}`, event: 'Tick', properties: null }));
+        ids.push(...batch.map((e) => e.messageId));
+        await writer.events(topics.ingest, ...batch.map((e) => ['io.switchyard.event.Track', e] as [EventName, AvroRecordTypes[EventName]]));
+        await sleep(200);
+      }
+    })();
+    const reader = await new TopicReader([topics.delivery]).start();
+    try {
+      for (const victim of [fanouts[0]!, fanouts[1]!]) {
+        await sleep(3000);
+        victim.proc.child.kill('SIGSTOP');
+        await sleep(14_000);
+        victim.proc.child.kill('SIGCONT');
+      }
+      await sleep(3000);
+      producing = false;
+      await produced;
+      await writer.stop();
+      const total = ids.length * destinations.length;
+      await reader.waitFor<DeliveryTask>(topics.delivery, () => true, total, 90_000);
+      await sleep(3000); // a duplicate from a resumed instance would have arrived by now
+      const counts = new Map<string, number>();
+      for (const t of reader.values<DeliveryTask>(topics.delivery)) counts.set(t.taskId, (counts.get(t.taskId) ?? 0) + 1);
+      const expected = ids.flatMap((id) => destinations.map((d) => `${id}:${d.id}`));
+      const missing = expected.filter((k) => !counts.has(k));
+      const duplicated = [...counts].filter(([, n]) => n > 1);
+      console.log(`# fan-out pause test: 2 pauses of 14 s, ${ids.length} events, ${counts.size} distinct tasks, ${missing.length} missing, ${duplicated.length} written more than once`);
+      assert.equal(missing.length, 0);
+      assert.equal(duplicated.length, 0);
+    } finally {
+      producing = false;
+      await reader.stop();
+      await Promise.all(fanouts.map((f) => { f.proc.child.kill('SIGCONT'); return f.stop(); }));
     }
   });
 });

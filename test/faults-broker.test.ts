@@ -42,7 +42,7 @@ describe('faults: the broker and the registry stopped and restarted mid-stream',
     process.env.SCHEMA_REGISTRY_URL = registry.url;
     const env = pipelineEnv(prefix, {
       SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', SWITCHYARD_RETRY_TIERS: '500ms,1s,2s', SWITCHYARD_RETRY_DEADLINE: '10m', DELIVERY_BREAKER_OPEN: '1s',
-      INGEST_ACK_TIMEOUT: '2s', FANOUT_TRANSACTIONAL_ID: `${prefix}fanout-test`, LOG_LEVEL: 'warn',
+      INGEST_ACK_TIMEOUT: '2s', LOG_LEVEL: 'warn',
     });
     await setupTopics(env);
     pipeline = new FaultPipeline(prefix, env);

@@ -24,7 +24,7 @@ describe('faults: services killed and stopped under load', () => {
   before(async () => {
     const env = pipelineEnv(prefix, {
       SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', SWITCHYARD_RETRY_TIERS: '500ms,1s,2s', SWITCHYARD_RETRY_DEADLINE: '10m', DELIVERY_BREAKER_OPEN: '1s',
-      FANOUT_TRANSACTIONAL_ID: `${prefix}fanout-test`, AUDIENCES_TRANSACTIONAL_ID: `${prefix}audiences-test`, LOG_LEVEL: 'warn',
+      LOG_LEVEL: 'warn',
     });
     await setupTopics(env);
     pipeline = new FaultPipeline(prefix, env);

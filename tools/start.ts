@@ -24,8 +24,7 @@ try {
   console.error(`[switchyard] ${(err as Error).message}\nusage: npm start -- [--brokers N] [--instances N | --instances fanout=2,delivery=2] [--kafka-port 9092] [--registry-port 8085]`);
   process.exit(2);
 }
-const prefix = process.env.SWITCHYARD_TOPIC_PREFIX ?? 'switchyard.';
-const services = serviceInstances(options.counts, prefix, process.env);
+const services = serviceInstances(options.counts, process.env);
 
 const started: ServiceProcess[] = [];
 let stack: Stack | undefined;

@@ -36,17 +36,9 @@ export async function startService(name: string, env: NodeJS.ProcessEnv, port?: 
   return { url, port: p, proc, stop: (signal = 'SIGTERM') => proc.stop(signal) };
 }
 
-const transactionalIdVars: Record<string, string> = { fanout: 'FANOUT_TRANSACTIONAL_ID', audiences: 'AUDIENCES_TRANSACTIONAL_ID' };
-
-/**
- * count instances of one service, each on a free port of its own, started side by side; fan-out
- * and audiences instances each get the transactional id `<prefix><service>-<k>` (sharing one, as
- * the host-name default would on one machine, they would fence each other).
- */
+/** count instances of one service, each on a free port of its own, started side by side. */
 export async function startInstances(name: string, env: NodeJS.ProcessEnv, count: number): Promise<RunningService[]> {
-  const txVar = transactionalIdVars[name];
-  const started = await Promise.allSettled(Array.from({ length: count }, (_, i) =>
-    startService(name, txVar ? { ...env, [txVar]: `${env.SWITCHYARD_TOPIC_PREFIX ?? 'switchyard.'}${name}-${i + 1}` } : env)));
+  const started = await Promise.allSettled(Array.from({ length: count }, () => startService(name, env)));
   const running = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) {

@@ -24,21 +24,21 @@ describe('stack layout', () => {
     assert.throws(() => parseInstances('x'), /whole number/);
   });
 
-  it('by default one process per service on its usual port, no transactional ids set (the service default applies)', () => {
-    const all = serviceInstances(parseInstances(undefined), 'switchyard.');
+  it('by default one process per service on its usual port', () => {
+    const all = serviceInstances(parseInstances(undefined));
     assert.deepEqual(all.map((s) => [s.name, s.port]), [['control', 8081], ['ingest', 8080], ['fanout', 8082], ['delivery', 8083], ['audiences', 8084]]);
     assert.ok(all.every((s) => Object.keys(s.env).length === 1));
   });
 
-  it('several instances: ports 100 apart from the (overridable) base, a transactional id each for fan-out and audiences', () => {
-    const all = serviceInstances(parseInstances('fanout=2,delivery=2,audiences=2'), 'p.', { DELIVERY_PORT: '9300' });
+  it('several instances: ports 100 apart from the (overridable) base, and nothing else of their own', () => {
+    const all = serviceInstances(parseInstances('fanout=2,delivery=2,audiences=2'), { DELIVERY_PORT: '9300' });
     assert.deepEqual(all.map((s) => [s.name, s.port]), [
       ['control', 8081], ['ingest', 8080], ['fanout', 8082], ['fanout-2', 8182], ['delivery', 9300], ['delivery-2', 9400], ['audiences', 8084], ['audiences-2', 8184],
     ]);
     const env = (name: string) => all.find((s) => s.name === name)!.env;
-    assert.deepEqual(env('fanout'), { FANOUT_PORT: '8082', FANOUT_TRANSACTIONAL_ID: 'p.fanout-1' });
-    assert.deepEqual(env('fanout-2'), { FANOUT_PORT: '8182', FANOUT_TRANSACTIONAL_ID: 'p.fanout-2' });
-    assert.deepEqual(env('audiences-2'), { AUDIENCES_PORT: '8184', AUDIENCES_TRANSACTIONAL_ID: 'p.audiences-2' });
+    assert.deepEqual(env('fanout'), { FANOUT_PORT: '8082' });
+    assert.deepEqual(env('fanout-2'), { FANOUT_PORT: '8182' });
+    assert.deepEqual(env('audiences-2'), { AUDIENCES_PORT: '8184' });
     assert.deepEqual(env('delivery-2'), { DELIVERY_PORT: '9400' });
   });
 });

@@ -63,9 +63,6 @@ export const SERVICES = [
   { name: 'audiences', portVar: 'AUDIENCES_PORT', port: 8084 },
 ] as const;
 
-/** Services whose Kafka transactions need an id no other running instance has. */
-const TRANSACTIONAL_ID_VAR: Partial<Record<string, string>> = { fanout: 'FANOUT_TRANSACTIONAL_ID', audiences: 'AUDIENCES_TRANSACTIONAL_ID' };
-
 /** Instances are this far apart in ports: fanout 8082, 8182, 8282. */
 export const INSTANCE_PORT_STEP = 100;
 
@@ -74,29 +71,27 @@ export interface ServiceInstance {
   /** `fanout` for the first instance, `fanout-2` for the second (log file and messages). */
   name: string;
   port: number;
-  /** The instance's own variables: its port, and a transactional id when there are several. */
+  /** The instance's own variables: its port. */
   env: Record<string, string>;
 }
 
 /**
  * Every process `npm start` runs: control once, each scaled service as often as counts says.
  * Instance k (1-based) listens on the service's port (from env, else its default) + 100(k − 1).
- * With more than one instance, each fan-out and audiences instance gets the transactional id
- * `<prefix><service>-<k>`: the default, `<prefix><service>-<hostname>`, would be the same for all
- * of them on one machine, and instances sharing an id fence each other's transactions.
+ * Nothing else differs: fan-out's and audiences' transactional ids belong to input partitions, not
+ * to instances (ARCHITECTURE.md, "Exactly once across rebalances").
  */
-export function serviceInstances(counts: InstanceCounts, prefix: string, env: NodeJS.ProcessEnv = {}): ServiceInstance[] {
+export function serviceInstances(counts: InstanceCounts, env: NodeJS.ProcessEnv = {}): ServiceInstance[] {
   return SERVICES.flatMap((s) => {
     const n = s.name === 'control' ? 1 : counts[s.name];
     const base = Number(env[s.portVar] ?? s.port);
     return Array.from({ length: n }, (_, i) => {
       const port = base + INSTANCE_PORT_STEP * i;
-      const txVar = TRANSACTIONAL_ID_VAR[s.name];
       return {
         service: s.name,
         name: i === 0 ? s.name : `${s.name}-${i + 1}`,
         port,
-        env: { [s.portVar]: String(port), ...(txVar && n > 1 ? { [txVar]: `${prefix}${s.name}-${i + 1}` } : {}) },
+        env: { [s.portVar]: String(port) },
       };
     });
   });

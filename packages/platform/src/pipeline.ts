@@ -2,8 +2,8 @@ import { AvroCodec, type AvroSchemaName } from './codec/avro-codec.js';
 import { ConfigView } from './config-view/config-view.js';
 import { createKafka, createProducer, type Kafka, type Producer } from './kafka/client.js';
 import { connectClient } from './kafka/connect.js';
+import { committedOffsetReader, PartitionTransactions, partitionTransactionalId } from './kafka/partition-transactions.js';
 import { topicNames, type TopicNames } from './kafka/topics.js';
-import { TransactionalProducer } from './kafka/transaction.js';
 import type { ServiceRuntime } from './runtime.js';
 
 export interface PipelineSettings {
@@ -13,18 +13,25 @@ export interface PipelineSettings {
 }
 
 /**
- * The Kafka side every pipeline service needs: a client, its producer (idempotent, or for an
- * exactly-once stage a TransactionalProducer), the codec with its schemas registered, the topic names.
+ * The Kafka side every pipeline service needs: a client, its producer (idempotent), the codec with
+ * its schemas registered, the topic names.
  */
-export interface PipelineClients<P = Producer> {
+export interface PipelineClients {
   kafka: Kafka;
-  producer: P;
+  producer: Producer;
   codec: AvroCodec;
   topics: TopicNames;
 }
 
 export async function connectPipeline(runtime: ServiceRuntime, config: PipelineSettings, schemas: readonly AvroSchemaName[]): Promise<PipelineClients> {
-  return connectWith(runtime, config, schemas, (kafka) => createProducer(kafka));
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `switchyard-${runtime.service}`, logger: runtime.logger });
+  const codec = new AvroCodec({ registryUrl: config.SCHEMA_REGISTRY_URL });
+  runtime.readiness.set('schemas', false);
+  const producer = createProducer(kafka);
+  await connectClient(runtime.lifecycle, 'producer', producer);
+  await codec.register(schemas);
+  runtime.readiness.set('schemas', true);
+  return { kafka, producer, codec, topics: topicNames(config.SWITCHYARD_TOPIC_PREFIX) };
 }
 
 /**
@@ -39,21 +46,37 @@ export async function connectPipeline(runtime: ServiceRuntime, config: PipelineS
  */
 const TRANSACTION_RETRY = { initialRetryTime: 10, maxRetryTime: 10_000, retries: 14 };
 
-/** For the exactly-once stages: the producer is transactional under `transactionalId`, and replaced after a failed transaction. */
-export async function connectTransactionalPipeline(runtime: ServiceRuntime, config: PipelineSettings, schemas: readonly AvroSchemaName[], transactionalId: string): Promise<PipelineClients<TransactionalProducer>> {
-  const txnKafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `switchyard-${runtime.service}-txn`, logger: runtime.logger, overrides: { retry: TRANSACTION_RETRY } });
-  return connectWith(runtime, config, schemas, () => new TransactionalProducer(() => createProducer(txnKafka, { transactionalId }), runtime.logger));
+export interface ExactlyOnceStage {
+  /** Names the partitions' transactional ids: `<prefix><stage>-p<N>`. */
+  stage: string;
+  prefix: string;
+  groupId: string;
+  /** The input topic whose partitions are fenced in one by one. */
+  topic: string;
+  onAcquired?: (partition: number) => Promise<void>;
+  onFence?: (partition: number) => void;
 }
 
-async function connectWith<P extends { connect(): Promise<void>; disconnect(): Promise<void> }>(runtime: ServiceRuntime, config: PipelineSettings, schemas: readonly AvroSchemaName[], makeProducer: (kafka: Kafka) => P): Promise<PipelineClients<P>> {
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `switchyard-${runtime.service}`, logger: runtime.logger });
-  const codec = new AvroCodec({ registryUrl: config.SCHEMA_REGISTRY_URL });
-  runtime.readiness.set('schemas', false);
-  const producer = makeProducer(kafka);
-  await connectClient(runtime.lifecycle, 'producer', producer);
-  await codec.register(schemas);
-  runtime.readiness.set('schemas', true);
-  return { kafka, producer, codec, topics: topicNames(config.SWITCHYARD_TOPIC_PREFIX) };
+/**
+ * For the exactly-once stages (fan-out, audiences): one transactional producer per input partition,
+ * fenced in before the partition is processed (PartitionTransactions). Given up on shutdown after
+ * the consumer stopped (register it before the consumer: shutdown runs in reverse order).
+ */
+export async function startPartitionTransactions(runtime: ServiceRuntime, config: PipelineSettings, stage: ExactlyOnceStage): Promise<PartitionTransactions> {
+  const txnKafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `switchyard-${runtime.service}-txn`, logger: runtime.logger, overrides: { retry: TRANSACTION_RETRY } });
+  const admin = txnKafka.admin();
+  await connectClient(runtime.lifecycle, 'offsets-admin', admin);
+  const transactions = new PartitionTransactions({
+    groupId: stage.groupId,
+    topic: stage.topic,
+    createProducer: (partition) => createProducer(txnKafka, { transactionalId: partitionTransactionalId(stage.prefix, stage.stage, partition) }),
+    committedOffset: committedOffsetReader(admin, stage.groupId, stage.topic),
+    ...(stage.onAcquired ? { onAcquired: stage.onAcquired } : {}),
+    ...(stage.onFence ? { onFence: stage.onFence } : {}),
+    logger: runtime.logger,
+  });
+  runtime.lifecycle.onShutdown('partition-transactions', () => transactions.close());
+  return transactions;
 }
 
 /**

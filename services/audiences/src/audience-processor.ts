@@ -3,7 +3,7 @@ import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import type { Consumer } from '@switchyard/platform/kafka/client';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
-import type { TransactionalProducer } from '@switchyard/platform/kafka/transaction';
+import type { PartitionLease, PartitionTransactions } from '@switchyard/platform/kafka/partition-transactions';
 import { originHeaders } from '@switchyard/platform/kafka/record-origin';
 import type { Logger } from '@switchyard/platform/logger';
 import type { AudienceUserState, Identify } from '@switchyard/platform/schemas/generated';
@@ -28,9 +28,11 @@ type Out = { topic: string; key: string; value: Buffer | null; headers?: Readonl
 
 export interface ProcessorDeps {
   consumer: Consumer;
-  /** Transactional: emitted identify calls, changelog records and consumed offsets commit together. */
-  producer: Pick<TransactionalProducer, 'commit'>;
-  groupId: string;
+  /**
+   * One transactional producer per ingest partition: a partition's emitted identify calls, changelog
+   * records and consumed offset commit together, and a new owner fences the previous one.
+   */
+  transactions: Pick<PartitionTransactions, 'withPartition' | 'assign'>;
   codec: AvroCodec;
   config: ConfigState;
   topics: TopicNames;
@@ -44,8 +46,11 @@ export interface ProcessorDeps {
  * values) lives in memory and in a compacted changelog topic partitioned like the ingest topic.
  * Every change of state, every identify call it causes, and the ingest offsets that caused them
  * commit in one Kafka transaction: after a crash the state, the emitted calls and the position agree,
- * so nothing is forgotten and nothing is sent twice. Work (batches, syncs, backfills) is serialised:
- * one transaction at a time.
+ * so nothing is forgotten and nothing is sent twice. A user's state, changelog records and identify
+ * calls all live in the user's ingest partition, so each partition commits under its own
+ * transactional id; before an instance works on a partition it fences it in and reads the
+ * partition's changelog to its end (main.ts), so it starts from the previous owner's last commit.
+ * Work (batches, syncs, backfills) is serialised: one transaction at a time.
  */
 export class AudienceProcessor {
   private readonly users = new Map<string, UserEntry>();
@@ -72,15 +77,26 @@ export class AudienceProcessor {
   async start(): Promise<void> {
     const { consumer, topics } = this.deps;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      const assigned = payload.memberAssignment[topics.ingest] ?? [];
       this.owned.clear();
-      for (const p of payload.memberAssignment[topics.ingest] ?? []) this.owned.add(p);
+      for (const p of assigned) this.owned.add(p);
+      this.deps.transactions.assign(assigned);
     });
     await consumer.subscribe({ topic: topics.ingest, fromBeginning: true });
     await consumer.run({
       autoCommit: false,
       eachBatch: async ({ batch, heartbeat, isStale }) => {
         if (batch.messages.length === 0 || isStale()) return;
-        await this.serialised(() => this.processBatch(batch.topic, batch.partition, batch.messages, batch.lastOffset()));
+        await this.serialised(() => this.deps.transactions.withPartition(batch.partition, async (lease) => {
+          const from = lease.next;
+          // Records the consumer fetched before the previous owner's last commit completed: done already.
+          const messages = from === undefined ? batch.messages : batch.messages.filter((m) => BigInt(m.offset) >= from);
+          if (messages.length === 0) {
+            if (from !== undefined && BigInt(batch.lastOffset()) + 1n < from) consumer.seek({ topic: batch.topic, partition: batch.partition, offset: from.toString() });
+            return;
+          }
+          await this.processBatch(lease, messages, batch.lastOffset());
+        }));
         await heartbeat();
       },
     });
@@ -90,16 +106,18 @@ export class AudienceProcessor {
   sync(): Promise<void> {
     return this.serialised(async () => {
       const end = this.deps.metrics.syncSeconds.startTimer({ kind: 'sync' });
-      const now = this.deps.clock();
-      const out: Out[] = [];
-      const pending = new Map<string, UserEntry | null>();
-      for (const [key, entry] of this.users) {
-        if (!this.owned.has(entry.partition)) continue;
-        const defs = definitionsOf(this.deps.config, entry.sourceId);
-        if (defs.audiences.length === 0 && defs.traits.length === 0) continue;
-        this.evaluate(key, { ...entry, state: pruneCounters(entry.state, defs.specs, now) }, defs, now, out, pending);
-      }
-      await this.commit(out, pending);
+      await this.eachOwnedPartition(async (lease) => {
+        const now = this.deps.clock();
+        const out: Out[] = [];
+        const pending = new Map<string, UserEntry | null>();
+        for (const [key, entry] of this.users) {
+          if (entry.partition !== lease.partition) continue;
+          const defs = definitionsOf(this.deps.config, entry.sourceId);
+          if (defs.audiences.length === 0 && defs.traits.length === 0) continue;
+          this.evaluate(key, { ...entry, state: pruneCounters(entry.state, defs.specs, now) }, defs, now, out, pending);
+        }
+        await this.commit(lease, out, pending);
+      });
       end();
     });
   }
@@ -111,33 +129,43 @@ export class AudienceProcessor {
     for (const a of fresh) this.known.add(a.id);
     return this.serialised(async () => {
       const end = this.deps.metrics.syncSeconds.startTimer({ kind: 'backfill' });
-      const now = this.deps.clock();
-      const out: Out[] = [];
-      const pending = new Map<string, UserEntry | null>();
-      for (const audienceDef of fresh) {
-        const defs = definitionsOf(this.deps.config, audienceDef.sourceId);
-        const audience = defs.audiences.find((a) => a.id === audienceDef.id);
-        if (!audience) continue;
-        for (const [key, stored] of this.users) {
-          const entry = pending.get(key) ?? stored;
-          if (entry.sourceId !== audienceDef.sourceId || !this.owned.has(entry.partition)) continue;
-          if (entry.state.memberships[audience.id] !== undefined) continue;
-          const { emit, next } = initialSync(pruneCounters(entry.state, defs.specs, now), audience, now);
-          const updated = { ...entry, state: next, version: entry.version + 1 };
-          pending.set(key, updated);
-          out.push(this.changelogRecord(key, updated, now));
-          if (emit) {
-            out.push(this.identifyRecord(key, updated, { [audience.propertyName]: true }, now));
-            this.deps.metrics.changes.inc({ audience: audience.id, member: 'true' });
+      await this.eachOwnedPartition(async (lease) => {
+        const now = this.deps.clock();
+        const out: Out[] = [];
+        const pending = new Map<string, UserEntry | null>();
+        for (const audienceDef of fresh) {
+          const defs = definitionsOf(this.deps.config, audienceDef.sourceId);
+          const audience = defs.audiences.find((a) => a.id === audienceDef.id);
+          if (!audience) continue;
+          for (const [key, stored] of this.users) {
+            const entry = pending.get(key) ?? stored;
+            if (entry.sourceId !== audienceDef.sourceId || entry.partition !== lease.partition) continue;
+            if (entry.state.memberships[audience.id] !== undefined) continue;
+            const { emit, next } = initialSync(pruneCounters(entry.state, defs.specs, now), audience, now);
+            const updated = { ...entry, state: next, version: entry.version + 1 };
+            pending.set(key, updated);
+            out.push(this.changelogRecord(key, updated, now));
+            if (emit) {
+              out.push(this.identifyRecord(key, updated, { [audience.propertyName]: true }, now));
+              this.deps.metrics.changes.inc({ audience: audience.id, member: 'true' });
+            }
           }
         }
-      }
-      await this.commit(out, pending);
+        await this.commit(lease, out, pending);
+      });
       end();
     });
   }
 
-  private async processBatch(topic: string, partition: number, messages: Array<{ key: Buffer | null; value: Buffer | null; offset: string }>, lastOffset: string): Promise<void> {
+  /** Each partition this instance owns in turn, under its lease: one transaction per partition. */
+  private async eachOwnedPartition(work: (lease: PartitionLease) => Promise<void>): Promise<void> {
+    for (const partition of [...this.owned].sort((a, b) => a - b)) {
+      await this.deps.transactions.withPartition(partition, work);
+    }
+  }
+
+  private async processBatch(lease: PartitionLease, messages: Array<{ key: Buffer | null; value: Buffer | null; offset: string }>, lastOffset: string): Promise<void> {
+    const partition = lease.partition;
     const now = this.deps.clock();
     const out: Out[] = [];
     // Changes apply to memory only once their transaction committed: an aborted batch is read again.
@@ -167,7 +195,7 @@ export class AudienceProcessor {
       }
       this.evaluate(key, entry, defs, now, out, pending, true);
     }
-    await this.commit(out, pending, { topic, partition, offset: (BigInt(lastOffset) + 1n).toString() });
+    await this.commit(lease, out, pending, (BigInt(lastOffset) + 1n).toString());
   }
 
   /** Applies the membership decision to one user, queueing the identify call and the changelog record. */
@@ -204,9 +232,9 @@ export class AudienceProcessor {
     return { topic: this.deps.topics.ingest, key, value: this.deps.codec.encode('io.switchyard.event.Identify', identify), headers: originHeaders.audiences };
   }
 
-  private async commit(out: Out[], pending: Map<string, UserEntry | null>, offset?: { topic: string; partition: number; offset: string }): Promise<void> {
-    if (out.length === 0 && !offset) return;
-    await this.deps.producer.commit(out, offset && { groupId: this.deps.groupId, ...offset });
+  private async commit(lease: PartitionLease, out: Out[], pending: Map<string, UserEntry | null>, nextOffset?: string): Promise<void> {
+    if (out.length === 0 && nextOffset === undefined) return;
+    await lease.commit(out, nextOffset);
     for (const [key, entry] of pending) {
       if (entry === null) this.users.delete(key);
       else this.users.set(key, entry);

@@ -1,45 +1,49 @@
 // The audiences service: a stateful stream processor over the ingest topic that emits identify
 // calls (into the ingest topic, so they are fanned out and delivered like any other) when a user
 // enters or leaves an audience or a computed trait changes. Composition root.
-import { hostname } from 'node:os';
 import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
 import { createConsumer } from '@switchyard/platform/kafka/client';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
-import { connectTransactionalPipeline, startConfigView } from '@switchyard/platform/pipeline';
+import { connectPipeline, startConfigView, startPartitionTransactions } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { audienceMetrics } from './audience-metrics.js';
 import { AudienceProcessor } from './audience-processor.js';
-import { restoreChangelog } from './changelog.js';
+import { restoreChangelog, type Changelog } from './changelog.js';
 
 const configSchema = z.object({
   ...commonEnv,
   AUDIENCES_PORT: env.port(8084),
   /** How often memberships with time windows are re-evaluated (users whose events aged out leave). */
   AUDIENCES_SYNC_INTERVAL: env.duration('60s'),
-  AUDIENCES_TRANSACTIONAL_ID: z.string().optional(),
 });
 
 runMain('audiences', async () => {
   const config = loadConfig(configSchema);
   const runtime = createRuntime({ service: 'audiences', logLevel: config.LOG_LEVEL });
   await runtime.listen(config.HOST, config.AUDIENCES_PORT);
-  const transactionalId = config.AUDIENCES_TRANSACTIONAL_ID ?? `${config.SWITCHYARD_TOPIC_PREFIX}audiences-${hostname()}`;
-  const clients = await connectTransactionalPipeline(runtime, config, [
-    'io.switchyard.event.Identify', 'io.switchyard.pipeline.AudienceUserState',
-  ], transactionalId);
-  const { kafka, producer, codec, topics } = clients;
+  const clients = await connectPipeline(runtime, config, ['io.switchyard.event.Identify', 'io.switchyard.pipeline.AudienceUserState']);
+  const { kafka, codec, topics } = clients;
   const view = await startConfigView(runtime, clients);
 
   const metrics = audienceMetrics(runtime.metrics);
   const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}audiences`;
   const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 500 }, runtime.logger);
-  const processor = new AudienceProcessor({ consumer, producer, groupId, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now });
+  let changelog: Changelog | undefined;
+  // One transactional id per ingest partition; a partition fenced in is first read to the end of its
+  // changelog, which holds the previous owner's last committed state.
+  const transactions = await startPartitionTransactions(runtime, config, {
+    stage: 'audiences', prefix: config.SWITCHYARD_TOPIC_PREFIX, groupId, topic: topics.ingest,
+    onAcquired: async (partition) => { await changelog?.catchUp(partition); },
+    onFence: () => metrics.fenced.inc(),
+  });
+  const processor = new AudienceProcessor({ consumer, transactions, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now });
 
   // State first: the changelog is read to its end before any event is processed, then followed.
   runtime.readiness.set('state', false);
-  const changelog = await restoreChangelog({ kafka, codec, topic: topics.audiencesState, logger: runtime.logger, metrics, apply: (key, partition, value) => processor.applyChangelog(key, partition, value) });
-  runtime.lifecycle.onShutdown('changelog', () => changelog.stop());
+  changelog = await restoreChangelog({ kafka, codec, topic: topics.audiencesState, logger: runtime.logger, metrics, apply: (key, partition, value) => processor.applyChangelog(key, partition, value) });
+  const restored = changelog;
+  runtime.lifecycle.onShutdown('changelog', () => restored.stop());
   processor.markKnownAudiences();
   runtime.readiness.set('state', true);
 

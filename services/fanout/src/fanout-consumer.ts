@@ -2,10 +2,10 @@ import type { AvroCodec, Decoded } from '@switchyard/platform/codec/avro-codec';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import { unreadableRecord } from '@switchyard/platform/codec/invalid-event';
 import { CodecError } from '@switchyard/platform/errors';
-import type { Consumer } from '@switchyard/platform/kafka/client';
+import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
 import { writtenBySwitchyard } from '@switchyard/platform/kafka/record-origin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
-import type { TransactionalProducer } from '@switchyard/platform/kafka/transaction';
+import type { PartitionLease, PartitionTransactions } from '@switchyard/platform/kafka/partition-transactions';
 import type { Logger } from '@switchyard/platform/logger';
 import type { FanoutTrace } from '@switchyard/platform/schemas/generated';
 import type { FilterReason, UsageOutcome } from '@switchyard/platform/usage/usage-tally';
@@ -14,9 +14,8 @@ import type { FanoutMetrics } from './fanout-metrics.js';
 
 export interface FanoutDeps {
   consumer: Consumer;
-  /** Transactional: tasks, invalid records and the consumed offsets commit together. */
-  producer: Pick<TransactionalProducer, 'commit'>;
-  groupId: string;
+  /** One transactional producer per ingest partition: tasks, invalid records and the partition's offset commit together. */
+  transactions: Pick<PartitionTransactions, 'withPartition' | 'assign'>;
   codec: AvroCodec;
   config: ConfigState;
   topics: TopicNames;
@@ -41,85 +40,106 @@ const PARTITIONS_AT_ONCE = 64;
 /**
  * Consume → produce → commit, exactly once: each batch of ingest records becomes delivery tasks
  * (and invalid-events records) written in one Kafka transaction together with the batch's next
- * offset. A crash or rebalance before the commit aborts it all and the batch is read again; after
- * it, the offsets are committed and nothing is read twice. A record that cannot be decoded goes to
- * invalid-events with the reason, inside the same transaction, and never stops the partition; so
- * does a direct record (written by no Switchyard service) that breaks a call rule.
+ * offset, under the partition's own transactional id (PartitionTransactions). A crash or rebalance
+ * before the commit aborts it all and the batch is read again; after it, the offset is committed and
+ * nothing is read twice. An instance that lost a partition while paused is fenced by the new owner,
+ * and records the consumer fetched from before the previous owner's last commit are skipped. A
+ * record that cannot be decoded goes to invalid-events with the reason, inside the same transaction,
+ * and never stops the partition; so does a direct record (written by no Switchyard service) that
+ * breaks a call rule.
  */
 export async function runFanout(deps: FanoutDeps): Promise<void> {
   const { consumer, topics } = deps;
+  // Partitions assigned to this instance are fenced in before their first batch; lost ones given up.
+  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => deps.transactions.assign(payload.memberAssignment[topics.ingest] ?? []));
   await consumer.subscribe({ topic: topics.ingest, fromBeginning: true });
   await consumer.run({
     autoCommit: false,
-    // The partition batches of one fetch are processed side by side and their commits share one
-    // transaction (TransactionalProducer's group commit), instead of a transaction each in turn.
+    // The partition batches of one fetch are processed side by side, each in its partition's transaction.
     partitionsConsumedConcurrently: PARTITIONS_AT_ONCE,
     eachBatch: async ({ batch, heartbeat, isStale }) => {
       if (batch.messages.length === 0 || isStale()) return;
-      const tasks: OutMessage[] = [];
-      const invalid: OutMessage[] = [];
-      const traces: FanoutTrace[] = [];
-      const counted: Counted[] = [];
-      const now = deps.clock();
-      const perDestination = new Map<string, number>();
-      for (const message of batch.messages) {
-        deps.metrics.consumed.inc();
-        let decoded: Decoded;
-        try {
-          decoded = await deps.codec.decode(message.value);
-        } catch (err) {
-          const reason = err instanceof CodecError && err.code === 'CODEC_UNKNOWN_SCHEMA' ? 'unknown_schema' : 'undecodable';
-          invalid.push(invalidRecord(deps, reason, (err as Error).message, message.value, batch.topic, batch.partition, message.offset, now));
-          deps.metrics.invalid.inc({ reason });
-          continue;
+      await deps.transactions.withPartition(batch.partition, async (lease) => {
+        const from = lease.next;
+        const messages = from === undefined ? batch.messages : batch.messages.filter((m) => BigInt(m.offset) >= from);
+        if (messages.length < batch.messages.length) deps.metrics.skipped.inc(batch.messages.length - messages.length);
+        if (messages.length === 0) {
+          // All committed by a previous owner: go straight to where it stopped.
+          if (from !== undefined && BigInt(batch.lastOffset()) + 1n < from) consumer.seek({ topic: batch.topic, partition: batch.partition, offset: from.toString() });
+          return;
         }
-        // A record with no origin header came from another producer: the call rules apply to it.
-        const direct = writtenBySwitchyard(message.headers) ? undefined : { bytes: message.value?.length ?? 0 };
-        const decision = decideFanout(decoded, deps.config, now, direct);
-        if (decision.usage && decision.event) counted.push({ sourceId: decision.event.sourceId, receivedAt: decision.event.receivedAt, outcome: decision.usage });
-        if (decision.kind !== 'invalid' && deps.recordTrace) {
-          traces.push(fanoutTrace(decision, now));
-        }
-        if (decision.kind === 'tasks') {
-          for (const { key, task } of decision.tasks) {
-            tasks.push({ key, value: deps.codec.encode('io.switchyard.pipeline.DeliveryTask', task) });
-            perDestination.set(task.destinationId, (perDestination.get(task.destinationId) ?? 0) + 1);
-          }
-          if (decision.filteredDestinationIds.length) {
-            // Kept from some destinations by their filters: counted once per call, like a whole one.
-            deps.metrics.filtered.inc({ reason: 'filter' });
-            counted.push({ sourceId: decision.event.sourceId, receivedAt: decision.event.receivedAt, outcome: 'filtered', reason: 'filter' });
-          }
-        } else if (decision.kind === 'filtered') {
-          deps.metrics.filtered.inc({ reason: decision.reason });
-          if (decision.reason === 'integrations' || decision.reason === 'filter') {
-            counted.push({ sourceId: decision.event.sourceId, receivedAt: decision.event.receivedAt, outcome: 'filtered', reason: decision.reason });
-          }
-        } else {
-          invalid.push(invalidRecord(deps, decision.reason, decision.message, message.value, batch.topic, batch.partition, message.offset, now, decision.event));
-          deps.metrics.invalid.inc({ reason: decision.reason });
-        }
-      }
-
-      const end = deps.metrics.transaction.startTimer();
-      try {
-        await deps.producer.commit([
-          ...tasks.map((m) => ({ topic: topics.delivery, ...m })),
-          ...invalid.map((m) => ({ topic: topics.invalidEvents, ...m })),
-          // One trace record per batch, not per event: Kafka's per-record cost stays off this hop.
-          ...(traces.length ? [{ topic: topics.deliveryAttempts, key: `fanout-${batch.partition}`, value: deps.codec.encode('io.switchyard.pipeline.TraceRecords', { fanouts: traces, attempts: [] }) }] : []),
-        ], { groupId: deps.groupId, topic: batch.topic, partition: batch.partition, offset: (BigInt(batch.lastOffset()) + 1n).toString() });
-      } finally {
-        end();
-      }
-      for (const [destination, n] of perDestination) deps.metrics.tasks.inc({ destination }, n);
-      // After the commit: an aborted batch is read again and must not count twice.
-      for (const { sourceId, receivedAt, outcome, reason } of counted) deps.countUsage?.(sourceId, receivedAt, outcome, 1, reason);
-      deps.metrics.batchRecords.observe(batch.messages.length);
-      deps.metrics.lag.set({ partition: String(batch.partition) }, Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(batch.lastOffset()) - 1n)));
+        await processBatch(deps, batch, messages, lease);
+      });
       await heartbeat();
     },
   });
+}
+
+type Batch = EachBatchPayload['batch'];
+
+async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['messages'], lease: PartitionLease): Promise<void> {
+  const { topics } = deps;
+  const tasks: OutMessage[] = [];
+  const invalid: OutMessage[] = [];
+  const traces: FanoutTrace[] = [];
+  const counted: Counted[] = [];
+  const now = deps.clock();
+  const perDestination = new Map<string, number>();
+  for (const message of messages) {
+    deps.metrics.consumed.inc();
+    let decoded: Decoded;
+    try {
+      decoded = await deps.codec.decode(message.value);
+    } catch (err) {
+      const reason = err instanceof CodecError && err.code === 'CODEC_UNKNOWN_SCHEMA' ? 'unknown_schema' : 'undecodable';
+      invalid.push(invalidRecord(deps, reason, (err as Error).message, message.value, batch.topic, batch.partition, message.offset, now));
+      deps.metrics.invalid.inc({ reason });
+      continue;
+    }
+    // A record with no origin header came from another producer: the call rules apply to it.
+    const direct = writtenBySwitchyard(message.headers) ? undefined : { bytes: message.value?.length ?? 0 };
+    const decision = decideFanout(decoded, deps.config, now, direct);
+    if (decision.usage && decision.event) counted.push({ sourceId: decision.event.sourceId, receivedAt: decision.event.receivedAt, outcome: decision.usage });
+    if (decision.kind !== 'invalid' && deps.recordTrace) {
+      traces.push(fanoutTrace(decision, now));
+    }
+    if (decision.kind === 'tasks') {
+      for (const { key, task } of decision.tasks) {
+        tasks.push({ key, value: deps.codec.encode('io.switchyard.pipeline.DeliveryTask', task) });
+        perDestination.set(task.destinationId, (perDestination.get(task.destinationId) ?? 0) + 1);
+      }
+      if (decision.filteredDestinationIds.length) {
+        // Kept from some destinations by their filters: counted once per call, like a whole one.
+        deps.metrics.filtered.inc({ reason: 'filter' });
+        counted.push({ sourceId: decision.event.sourceId, receivedAt: decision.event.receivedAt, outcome: 'filtered', reason: 'filter' });
+      }
+    } else if (decision.kind === 'filtered') {
+      deps.metrics.filtered.inc({ reason: decision.reason });
+      if (decision.reason === 'integrations' || decision.reason === 'filter') {
+        counted.push({ sourceId: decision.event.sourceId, receivedAt: decision.event.receivedAt, outcome: 'filtered', reason: decision.reason });
+      }
+    } else {
+      invalid.push(invalidRecord(deps, decision.reason, decision.message, message.value, batch.topic, batch.partition, message.offset, now, decision.event));
+      deps.metrics.invalid.inc({ reason: decision.reason });
+    }
+  }
+
+  const end = deps.metrics.transaction.startTimer();
+  try {
+    await lease.commit([
+      ...tasks.map((m) => ({ topic: topics.delivery, ...m })),
+      ...invalid.map((m) => ({ topic: topics.invalidEvents, ...m })),
+      // One trace record per batch, not per event: Kafka's per-record cost stays off this hop.
+      ...(traces.length ? [{ topic: topics.deliveryAttempts, key: `fanout-${batch.partition}`, value: deps.codec.encode('io.switchyard.pipeline.TraceRecords', { fanouts: traces, attempts: [] }) }] : []),
+    ], (BigInt(batch.lastOffset()) + 1n).toString());
+  } finally {
+    end();
+  }
+  for (const [destination, n] of perDestination) deps.metrics.tasks.inc({ destination }, n);
+  // After the commit: an aborted batch is read again and must not count twice.
+  for (const { sourceId, receivedAt, outcome, reason } of counted) deps.countUsage?.(sourceId, receivedAt, outcome, 1, reason);
+  deps.metrics.batchRecords.observe(messages.length);
+  deps.metrics.lag.set({ partition: String(batch.partition) }, Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(batch.lastOffset()) - 1n)));
 }
 
 function invalidRecord(deps: FanoutDeps, reason: string, message: string, value: Buffer | null, topic: string, partition: number, offset: string, now: number, event?: EventFacts): OutMessage {

@@ -12,6 +12,8 @@ export function fanoutMetrics(registry: Registry) {
     invalid: new Counter({ name: 'fanout_invalid_records_total', help: 'Records moved to invalid-events, by reason', labelNames: ['reason'], registers: [registry] }),
     transaction: new Histogram({ name: 'fanout_transaction_seconds', help: 'Duration of one consume-produce-commit transaction', buckets: LATENCY_BUCKETS, registers: [registry] }),
     batchRecords: new Histogram({ name: 'fanout_batch_records', help: 'Ingest records per transaction', buckets: [1, 10, 100, 500, 2000, 10000], registers: [registry] }),
+    skipped: new Counter({ name: 'fanout_records_skipped_total', help: 'Ingest records fetched again after a rebalance that a previous owner of the partition had committed, skipped', registers: [registry] }),
+    fenced: new Counter({ name: 'fanout_partitions_fenced_in_total', help: 'Times an ingest partition was fenced in (its transactional id initialised: after a rebalance, a start, a failed transaction)', registers: [registry] }),
     lag: new Gauge({ name: 'fanout_consumer_lag', help: 'Records between the last processed offset and the high watermark, by partition', labelNames: ['partition'], registers: [registry] }),
   };
 }

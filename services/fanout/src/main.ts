@@ -1,12 +1,11 @@
 // The fan-out service: reads the ingest topic and writes one delivery task per (event, enabled
 // webhooks destination), exactly once, through Kafka transactions.
 // Composition root: the only place that reads the environment and wires I/O.
-import { hostname } from 'node:os';
 import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
-import { createConsumer, createProducer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
+import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
-import { connectTransactionalPipeline, startConfigView } from '@switchyard/platform/pipeline';
+import { connectPipeline, startConfigView, startPartitionTransactions } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { UsageRecorder } from '@switchyard/platform/usage/usage-recorder';
 import { runFanout } from './fanout-consumer.js';
@@ -16,11 +15,6 @@ import { fanoutMetrics } from './fanout-metrics.js';
 const configSchema = z.object({
   ...commonEnv,
   FANOUT_PORT: env.port(8082),
-  /**
-   * Stable per instance (a StatefulSet pod name, the host name): a restarted instance with the same
-   * id fences its predecessor's open transaction at once instead of waiting for it to time out.
-   */
-  FANOUT_TRANSACTIONAL_ID: z.string().optional(),
   /** One trace record per event on the delivery-attempts topic (the trace API); off only to measure its cost. */
   FANOUT_RECORD_TRACE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   /** How often usage totals (calls filtered by integrations; direct records accepted and rejected) are written: what a crash can lose at most. */
@@ -34,16 +28,18 @@ runMain('fanout', async () => {
   const runtime = createRuntime({ service: 'fanout', logLevel: config.LOG_LEVEL });
   await runtime.listen(config.HOST, config.FANOUT_PORT);
   const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}fanout`;
-  const transactionalId = config.FANOUT_TRANSACTIONAL_ID ?? `${config.SWITCHYARD_TOPIC_PREFIX}fanout-${hostname()}`;
-  const clients = await connectTransactionalPipeline(runtime, config, [
+  const clients = await connectPipeline(runtime, config, [
     'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.TraceRecords', 'io.switchyard.pipeline.UsageCount',
     'io.switchyard.pipeline.Replay', 'io.switchyard.pipeline.ReplayProgress',
-  ], transactionalId);
+  ]);
   const { kafka, producer, codec, topics } = clients;
-  // Usage totals go outside the transactions, from a plain producer of their own, every interval.
-  const usageProducer = createProducer(kafka);
-  await connectClient(runtime.lifecycle, 'usage-producer', usageProducer);
-  const usage = new UsageRecorder({ service: 'fanout', producer: usageProducer, codec, topic: topics.usage, registry: runtime.metrics, logger: runtime.logger, intervalMs: config.SWITCHYARD_USAGE_INTERVAL });
+  const metrics = fanoutMetrics(runtime.metrics);
+  // Tasks go out in transactions, one transactional id per ingest partition (fencing across rebalances).
+  const transactions = await startPartitionTransactions(runtime, config, {
+    stage: 'fanout', prefix: config.SWITCHYARD_TOPIC_PREFIX, groupId, topic: topics.ingest, onFence: () => metrics.fenced.inc(),
+  });
+  // Usage totals go outside the transactions, from the plain producer, every interval.
+  const usage = new UsageRecorder({ service: 'fanout', producer, codec, topic: topics.usage, registry: runtime.metrics, logger: runtime.logger, intervalMs: config.SWITCHYARD_USAGE_INTERVAL });
   usage.start();
   runtime.lifecycle.onShutdown('usage', () => usage.close());
   const view = await startConfigView(runtime, clients);
@@ -53,16 +49,15 @@ runMain('fanout', async () => {
   runtime.lifecycle.onShutdown('replays', () => replays.stop());
 
   // A short session lets a replacement take over a crashed instance's partitions within seconds.
-  // Fetches return as soon as records exist (STAGE_FETCH); batches of one fetch share a transaction.
+  // Fetches return as soon as records exist (STAGE_FETCH).
   const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, ...STAGE_FETCH }, runtime.logger);
   await connectClient(runtime.lifecycle, 'consumer', consumer);
   trackGroupMembership(runtime.lifecycle, consumer);
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
-  const metrics = fanoutMetrics(runtime.metrics);
   // Partitions may have moved: lag is reported again for the ones this instance now owns.
   consumer.on(consumer.events.GROUP_JOIN, () => metrics.lag.reset());
   await runFanout({
-    consumer, producer, groupId, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now,
+    consumer, transactions, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now,
     recordTrace: config.FANOUT_RECORD_TRACE, countUsage: (sourceId, receivedAt, outcome, n, reason) => usage.count(sourceId, receivedAt, outcome, n, reason),
   });
 });

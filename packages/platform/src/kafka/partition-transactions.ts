@@ -1,0 +1,159 @@
+import type { Admin, Producer } from 'kafkajs';
+import type { Logger } from '../logger.js';
+import { commitInTransaction, type TransactionRecord } from './transaction.js';
+
+/** The transactional id of one input partition of an exactly-once stage: `<prefix><stage>-p<N>`. */
+export const partitionTransactionalId = (prefix: string, stage: string, partition: number): string => `${prefix}${stage}-p${partition}`;
+
+export interface PartitionTransactionsOptions {
+  /** The consumer group whose offsets the transactions commit, and the topic it reads. */
+  groupId: string;
+  topic: string;
+  /** A new transactional producer for one input partition, under that partition's transactional id. */
+  createProducer: (partition: number) => Producer;
+  /** The group's committed offset of an input partition (the next offset to read), or undefined when none. */
+  committedOffset: (partition: number) => Promise<bigint | undefined>;
+  /**
+   * Runs once a partition is fenced in, before its first batch (audiences: catch up the partition's
+   * state, which the previous owner's last transaction may have just completed).
+   */
+  onAcquired?: (partition: number) => Promise<void>;
+  logger: Logger;
+  /** Counts each time a partition is fenced in (after a rebalance, a restart, or a failed transaction). */
+  onFence?: (partition: number) => void;
+}
+
+/** What the owner of an input partition may do with it: commit, and know where its predecessor stopped. */
+export interface PartitionLease {
+  readonly partition: number;
+  /**
+   * The first offset not yet committed by the group. Records below it were processed, by a previous
+   * owner or by this one, and must be skipped: the consumer may have read its position before the
+   * previous owner's last transaction completed.
+   */
+  readonly next: bigint | undefined;
+  /** Writes `records`, and with `nextOffset` the group's position on this partition, in one transaction. */
+  commit(records: TransactionRecord[], nextOffset?: string): Promise<void>;
+}
+
+interface Held {
+  producer: Producer;
+  next: bigint | undefined;
+}
+
+/**
+ * Exactly once across rebalances, without KIP-447 (kafkajs commits transactional offsets without the
+ * group's generation, so the broker cannot refuse a commit from an instance that lost its partitions).
+ * Every input partition has a transactional id of its own, as Kafka Streams had before KIP-447. Before
+ * an instance processes a partition it *fences it in*: a new producer under the partition's id calls
+ * InitProducerId, which bumps the id's epoch, so every earlier holder (a paused instance that lost the
+ * partition and resumed, say) is refused on its next request, and its open transaction is aborted or,
+ * if it was already committing, completed first. Only then is the group's committed offset read: from
+ * that moment only this holder can move it, so records below it are skipped (done already) and the
+ * rest processed once. A failed transaction gives the partition up; the next batch fences it in again
+ * (which also replaces a producer a broker crash left stuck) and reads the committed offset again.
+ * Work on one partition runs one piece at a time; partitions run side by side.
+ */
+export class PartitionTransactions {
+  private readonly held = new Map<number, Held>();
+  private readonly tails = new Map<number, Promise<unknown>>();
+  private closed = false;
+
+  constructor(private readonly opts: PartitionTransactionsOptions) {}
+
+  /** Runs `work` as the fenced-in owner of `partition`, after any earlier work on it ended. */
+  withPartition<T>(partition: number, work: (lease: PartitionLease) => Promise<T>): Promise<T> {
+    return this.serialised(partition, async () => {
+      if (this.closed) throw new Error('partition transactions closed');
+      const held = this.held.get(partition) ?? (await this.acquire(partition));
+      return work(this.leaseOf(partition, held));
+    });
+  }
+
+  /**
+   * The partitions the consumer group now assigns this instance. Partitions it lost are given up once
+   * their work ends; new ones are fenced in at once, so their first batch does not wait for it.
+   */
+  assign(partitions: readonly number[]): void {
+    const now = new Set(partitions);
+    for (const p of this.held.keys()) if (!now.has(p)) void this.serialised(p, () => this.release(p));
+    for (const p of now) {
+      if (this.held.has(p)) continue;
+      this.withPartition(p, async () => undefined).catch((err: unknown) => this.opts.logger.warn({ err, partition: p }, 'fencing in a partition failed; its first batch tries again'));
+    }
+  }
+
+  /** Partitions currently fenced in by this instance. */
+  owned(): number[] {
+    return [...this.held.keys()].sort((a, b) => a - b);
+  }
+
+  /** Gives every partition up once its work ended (graceful shutdown, after the consumer stopped). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.held.keys()].map((p) => this.serialised(p, () => this.release(p)).catch(() => undefined)));
+  }
+
+  private leaseOf(partition: number, held: Held): PartitionLease {
+    return {
+      partition,
+      get next() { return held.next; },
+      commit: async (records, nextOffset) => {
+        if (this.held.get(partition) !== held) throw new Error(`partition ${partition} is no longer held`);
+        try {
+          await commitInTransaction(held.producer, records, nextOffset === undefined ? [] : [{ groupId: this.opts.groupId, topic: this.opts.topic, partition, offset: nextOffset }]);
+        } catch (err) {
+          // Fenced by a new owner, or the broker went away: either way read the position again before going on.
+          this.opts.logger.warn({ err, partition }, 'transaction failed; the partition is fenced in again before its next batch');
+          await this.release(partition);
+          throw err;
+        }
+        if (nextOffset !== undefined) held.next = BigInt(nextOffset);
+      },
+    };
+  }
+
+  private async acquire(partition: number): Promise<Held> {
+    const producer = this.opts.createProducer(partition);
+    try {
+      await producer.connect();
+      // kafkajs sends InitProducerId with the first transaction; an empty one ends without EndTxn.
+      const txn = await producer.transaction();
+      await txn.abort();
+      const next = await this.opts.committedOffset(partition);
+      await this.opts.onAcquired?.(partition);
+      const held: Held = { producer, next };
+      this.held.set(partition, held);
+      this.opts.onFence?.(partition);
+      this.opts.logger.info({ partition, committedOffset: next?.toString() ?? null }, 'partition fenced in');
+      return held;
+    } catch (err) {
+      await producer.disconnect().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async release(partition: number): Promise<void> {
+    const held = this.held.get(partition);
+    if (!held) return;
+    this.held.delete(partition);
+    await held.producer.disconnect().catch(() => undefined);
+  }
+
+  private serialised<T>(partition: number, work: () => Promise<T>): Promise<T> {
+    const run = (this.tails.get(partition) ?? Promise.resolve()).then(work, work);
+    const tail = run.catch(() => undefined);
+    this.tails.set(partition, tail);
+    void tail.then(() => { if (this.tails.get(partition) === tail) this.tails.delete(partition); });
+    return run;
+  }
+}
+
+/** The group's committed offsets of one topic, read with the admin client: the next offset per partition. */
+export function committedOffsetReader(admin: Admin, groupId: string, topic: string): (partition: number) => Promise<bigint | undefined> {
+  return async (partition) => {
+    const [entry] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    const offset = entry?.partitions.find((p) => p.partition === partition)?.offset;
+    return offset === undefined || BigInt(offset) < 0n ? undefined : BigInt(offset);
+  };
+}
