@@ -2,7 +2,11 @@
 // - Kubernetes: `kubectl kustomize` builds the base and every overlay; every rendered object
 //   validates against the Kubernetes schemas (kubernetes-models, and the Prometheus Operator's and
 //   KEDA's CRD models); probes, resources, security context, Secret references, disruption budgets
-//   and autoscalers hold together.
+//   and autoscalers hold together. Every rollout replaces one pod at a time. The production overlay
+//   deploys what the scale-out suites prove (issue 17): at least two replicas of every service,
+//   each behind a disruption budget of one pod, spread over zones and nodes, topics with three
+//   replicas (so min.insync.replicas=2), and no transactional id set anywhere (fanout and
+//   audiences derive one per input partition, so they need no StatefulSet).
 // - Prometheus: `promtool check rules` accepts the alert rules, `promtool test rules` shows each
 //   alert fires when it should, and the PrometheusRule carries the same rules.
 // - Every metric the Grafana dashboard and the alert rules query is exported by a running service
@@ -23,6 +27,7 @@ import { parse as parseYaml, parseAllDocuments } from 'yaml';
 import * as kubernetesModels from 'kubernetes-models';
 import * as prometheusOperatorModels from '@kubernetes-models/prometheus-operator';
 import * as kedaModels from '@kubernetes-models/keda';
+import { replicationConfigs } from '@switchyard/platform/kafka/topics';
 import { freePort } from '../tools/stack/ports.js';
 import { repoRoot } from '../tools/stack/paths.js';
 import { pipelineEnv, setupTopics, startService, type RunningService } from './support/services.js';
@@ -77,6 +82,9 @@ function kustomize(target: string): K8sObject[] {
   assert.equal(r.status, 0, `kubectl kustomize deploy/${target} failed:\n${r.stderr}`);
   return parseAllDocuments(r.stdout).map((d) => d.toJS() as K8sObject).filter(Boolean);
 }
+
+/** The bound of each shutdown step (Lifecycle's default timeout), in seconds. */
+const shutdownStepSeconds = Number(/private readonly timeoutMs = ([\d_]+)/.exec(read('packages/platform/src/lifecycle.ts'))![1]!.replace(/_/g, '')) / 1000;
 
 const matches = (selector: Record<string, string>, labels: Record<string, string> = {}) => Object.entries(selector).every(([k, v]) => labels[k] === v);
 
@@ -160,7 +168,17 @@ describe('Kubernetes manifests (kustomize)', { skip: which('kubectl') ? false : 
           const grace = pod.terminationGracePeriodSeconds;
           if (name === 'delivery') assert.ok(grace >= 20 + parseInt(env.DELIVERY_TIMEOUT!, 10) + 15, `delivery grace ${grace} s`);
           if (name === 'ingest') assert.ok(grace >= 5 + parseInt(env.INGEST_ACK_TIMEOUT!, 10) + 10, `ingest grace ${grace} s`);
+          // fanout and audiences: the consumer's step (the batch in progress and its transaction)
+          // may use the whole of one shutdown step's bound, then the HTTP server closes (≤ 5 s).
+          if (name === 'fanout' || name === 'audiences') assert.ok(grace >= shutdownStepSeconds + 5 + 10, `${name} grace ${grace} s`);
           assert.ok(grace >= 30);
+
+          // A rollout replaces one pod at a time and waits for the new one to be ready, as the
+          // rolling-restart scenario does (test/faults-*.test.ts).
+          assert.equal(d.spec.strategy?.type, 'RollingUpdate');
+          assert.equal(d.spec.strategy.rollingUpdate?.maxUnavailable, 0, 'maxUnavailable 0: an old pod stops only once its replacement is ready');
+          assert.equal(d.spec.strategy.rollingUpdate?.maxSurge, 1, 'maxSurge 1: one new pod at a time');
+          assert.ok(c.readinessProbe.periodSeconds <= 10, 'readiness is noticed within seconds');
 
           // A Service and a disruption budget over the same pods.
           const svc = one('Service', `switchyard-${name}`);
@@ -205,6 +223,69 @@ describe('Kubernetes manifests (kustomize)', { skip: which('kubectl') ? false : 
         for (const n of scaledNames) assert.equal(one('Deployment', n).spec.replicas, undefined, `${n} has no replicas field`);
       });
 
+      it('no transactional id is configured and no StatefulSet is needed: fanout and audiences derive one per input partition', () => {
+        assert.doesNotMatch(JSON.stringify(objects), /TRANSACTIONAL_ID/);
+        assert.deepEqual(all('StatefulSet').map((o) => o.metadata.name), []);
+      });
+
+      if (target === 'overlays/production') {
+        /** The fewest replicas a service runs: its autoscaler's minimum, or the Deployment's replicas. */
+        const minReplicas = (name: string): number => {
+          const deployment = `switchyard-${name}`;
+          const targets = (o: K8sObject) => o.spec.scaleTargetRef.kind === 'Deployment' && o.spec.scaleTargetRef.name === deployment;
+          const hpa = all('HorizontalPodAutoscaler').find(targets);
+          const scaled = all('ScaledObject').find(targets);
+          if (hpa) return hpa.spec.minReplicas ?? 1;
+          if (scaled) return scaled.spec.minReplicaCount ?? 0;
+          return one('Deployment', deployment).spec.replicas ?? 1;
+        };
+
+        it('production: at least two replicas of every service, each behind a disruption budget of one pod', () => {
+          for (const name of services) {
+            const replicas = minReplicas(name);
+            assert.ok(replicas >= 2, `${name} runs at least 2 replicas (${replicas})`);
+            const labels = one('Deployment', `switchyard-${name}`).spec.template.metadata.labels;
+            const pdbs = all('PodDisruptionBudget').filter((p) => matches(p.spec.selector.matchLabels, labels));
+            assert.equal(pdbs.length, 1, `one PodDisruptionBudget selects ${name}'s pods`);
+            assert.equal(pdbs[0]!.spec.maxUnavailable, 1, `${name}: a drain takes one pod at a time`);
+            assert.equal(pdbs[0]!.spec.minAvailable, undefined);
+            const others = services.filter((o) => o !== name && matches(pdbs[0]!.spec.selector.matchLabels, one('Deployment', `switchyard-${o}`).spec.template.metadata.labels));
+            assert.deepEqual(others, [], `${name}'s PodDisruptionBudget selects no other service`);
+          }
+          // fanout and delivery: KEDA never runs more consumers than the topics have partitions.
+          const partitions = Number(common().SWITCHYARD_PARTITIONS);
+          for (const name of ['fanout', 'delivery']) {
+            const scaled = all('ScaledObject').find((o) => o.spec.scaleTargetRef.name === `switchyard-${name}`);
+            assert.ok(scaled && scaled.spec.minReplicaCount <= scaled.spec.maxReplicaCount && scaled.spec.maxReplicaCount <= partitions, `${name}: ${scaled?.spec.minReplicaCount}-${scaled?.spec.maxReplicaCount} replicas, ${partitions} partitions`);
+          }
+        });
+
+        it('production: every service spreads over zones and nodes', () => {
+          for (const name of services) {
+            const pod = one('Deployment', `switchyard-${name}`).spec.template;
+            const spread = (pod.spec.topologySpreadConstraints ?? []) as Array<{ topologyKey: string; maxSkew: number; whenUnsatisfiable: string; labelSelector: { matchLabels: Record<string, string> } }>;
+            for (const key of ['topology.kubernetes.io/zone', 'kubernetes.io/hostname']) {
+              const c = spread.find((x) => x.topologyKey === key);
+              assert.ok(c, `${name} spreads over ${key}`);
+              assert.equal(c.maxSkew, 1);
+              assert.ok(['ScheduleAnyway', 'DoNotSchedule'].includes(c.whenUnsatisfiable));
+              assert.ok(matches(c.labelSelector.matchLabels, pod.metadata.labels), `${name}'s ${key} spread counts its own pods`);
+              assert.equal(c.labelSelector.matchLabels['app.kubernetes.io/component'], name, `${name}'s ${key} spread counts only its own pods`);
+            }
+          }
+        });
+
+        it('production: the set-up Job creates the topics with 3 replicas, and so min.insync.replicas=2', () => {
+          const c = one('Job', 'switchyard-setup').spec.template.spec.containers[0];
+          const env: Record<string, string> = {};
+          for (const e of c.envFrom ?? []) if (e.configMapRef) Object.assign(env, one('ConfigMap', e.configMapRef.name).data);
+          for (const e of c.env ?? []) env[e.name] = e.value;
+          assert.equal(env.SWITCHYARD_REPLICATION_FACTOR, '3');
+          // What setup adds to every topic with that many replicas (packages/platform/src/kafka/topics.ts).
+          assert.deepEqual(replicationConfigs(Number(env.SWITCHYARD_REPLICATION_FACTOR)), { 'min.insync.replicas': '2' });
+        });
+      }
+
       it('Prometheus Operator resources, where the overlay has them, scrape every service and carry the alert rules', () => {
         for (const pm of all('PodMonitor')) {
           for (const name of services) assert.ok(matches(pm.spec.selector.matchLabels, one('Deployment', `switchyard-${name}`).spec.template.metadata.labels), `the PodMonitor selects ${name}`);
@@ -233,13 +314,15 @@ describe('Kubernetes manifests (kustomize)', { skip: which('kubectl') ? false : 
     const data = (prefix: string) => base.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith(`${prefix}-`) && !o.metadata.name.slice(prefix.length + 1).includes('-'))?.data as Record<string, string>;
     const common = Object.keys(data('switchyard-common'));
     for (const key of common) assert.ok(['setup', ...services].some((s) => reads(s).has(key)), `switchyard-common: no service reads ${key}`);
-    // Secrets, per-instance identities and cosmetic settings are left to the user's overlay.
-    const notInConfigMaps = new Set(['SWITCHYARD_ADMIN_TOKEN', 'SWITCHYARD_SEED_FILE', 'FANOUT_TRANSACTIONAL_ID', 'AUDIENCES_TRANSACTIONAL_ID', 'DELIVERY_USER_AGENT']);
+    // Secrets and cosmetic settings are left to the user's overlay. Transactional ids are never
+    // configured: fanout and audiences derive one per input partition (a service that still reads
+    // a *_TRANSACTIONAL_ID variable is not asked to have it in a ConfigMap).
+    const notInConfigMaps = new Set(['SWITCHYARD_ADMIN_TOKEN', 'SWITCHYARD_SEED_FILE', 'DELIVERY_USER_AGENT']);
     for (const name of services) {
       const own = Object.keys(data(`switchyard-${name}`));
       for (const key of own) assert.ok(reads(name).has(key), `switchyard-${name}: ${name} does not read ${key}`);
       for (const key of reads(name)) {
-        if (!notInConfigMaps.has(key)) assert.ok(own.includes(key) || common.includes(key), `${name} reads ${key}, which is in neither switchyard-common nor switchyard-${name} (deploy/base/kustomization.yaml)`);
+        if (!notInConfigMaps.has(key) && !key.endsWith('_TRANSACTIONAL_ID')) assert.ok(own.includes(key) || common.includes(key), `${name} reads ${key}, which is in neither switchyard-common nor switchyard-${name} (deploy/base/kustomization.yaml)`);
       }
     }
   });
@@ -394,6 +477,16 @@ describe('every metric the dashboard and the alert rules query is exported by a 
 
 // ---------------------------------------------------------------------------------------------
 // docker-compose
+
+describe('transactional ids', () => {
+  it('no deployment file sets a transactional id: fanout and audiences derive one per input partition', () => {
+    // A fixed id per pod (or per container) would not fence the previous owner of a partition
+    // after a rebalance (issue 17); the services name them <prefix>fanout-p<N> / <prefix>audiences-p<N>.
+    const files = ['docker-compose.yml', 'Dockerfile', ...filesUnder('deploy').filter((f) => /\.(ya?ml|json|mjs|md)$/.test(f))];
+    const found = files.filter((f) => /TRANSACTIONAL_ID/.test(read(f)));
+    assert.deepEqual(found, []);
+  });
+});
 
 describe('docker-compose.yml', { skip: which('docker-compose') ? false : missing('docker-compose', 'docker-compose') }, () => {
   let config: { services: Record<string, any> };
