@@ -110,6 +110,35 @@ describe('audiences: identify calls on membership change', () => {
     assert.equal(identifies(known.userId!, 'frequent_buyers').length, 1, 'the remembered member got nothing new');
   });
 
+  it('two instances split the partitions and each holds only its partitions\' users; SIGKILL of one hands its users, state and all, to the other', async () => {
+    const usersHeld = async (svc: RunningService) => Number(/^audiences_state_users(?:\{[^}]*\})? (\d+)/m.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1] ?? NaN);
+    const alone = await usersHeld(audiences);
+    const second = await startService('audiences', env);
+    try {
+      const buyers = Array.from({ length: 12 }, (_, i) => `split-${i}-${randomUUID()}`);
+      await sleep(4000); // the group rebalances over both instances
+      for (const b of buyers) await track(b, 'Order Completed', 2);
+      let held: number[] = [];
+      for (const deadline = Date.now() + 20_000; Date.now() < deadline; await sleep(250)) {
+        held = [await usersHeld(audiences), await usersHeld(second)];
+        if (held[0]! + held[1]! === alone + buyers.length && held.every((n) => n > 0)) break;
+      }
+      assert.ok(held.every((n) => n > 0 && n < alone + buyers.length), `users held by the two instances: ${held.join(', ')} of ${alone + buyers.length}`);
+      assert.equal(held[0]! + held[1]!, alone + buyers.length, 'each user held once, by the owner of its partition');
+      assert.equal(await second.stop('SIGKILL'), 'SIGKILL');
+      // The survivor fences the partitions in and restores their users from the changelog.
+      for (const deadline = Date.now() + 30_000; (await usersHeld(audiences)) < alone + buyers.length; await sleep(250)) assert.ok(Date.now() < deadline, 'the survivor took the users over');
+      for (const b of buyers) assert.equal(identifies(b, 'frequent_buyers').length, 0, 'two orders: not a member yet');
+      // The third order counts on the two remembered from the other instance: exactly one identify each.
+      for (const b of buyers) await track(b, 'Order Completed');
+      await receiver.waitFor(() => buyers.every((b) => identifies(b, 'frequent_buyers').length >= 1), 30_000);
+      await sleep(1500);
+      assert.deepEqual(buyers.map((b) => identifies(b, 'frequent_buyers').length), buyers.map(() => 1));
+    } finally {
+      await second.stop('SIGKILL').catch(() => undefined);
+    }
+  });
+
   it('validation and listing on the admin API', async () => {
     const bad = await api('POST', '/v1/audiences', { sourceId: source.id, name: 'Broken', condition: { and: [{ trait: 'plan', op: 'eq', value: 'pro' }, { event: 'X', within: '1d', count: { op: 'gte', value: -1 } }] } });
     assert.equal(bad.status, 400);

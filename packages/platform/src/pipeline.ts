@@ -54,6 +54,7 @@ export interface ExactlyOnceStage {
   /** The input topic whose partitions are fenced in one by one. */
   topic: string;
   onAcquired?: (partition: number) => Promise<void>;
+  onReleased?: (partition: number) => void;
   onFence?: (partition: number) => void;
 }
 
@@ -72,6 +73,7 @@ export async function startPartitionTransactions(runtime: ServiceRuntime, config
     createProducer: (partition) => createProducer(txnKafka, { transactionalId: partitionTransactionalId(stage.prefix, stage.stage, partition) }),
     committedOffset: committedOffsetReader(admin, stage.groupId, stage.topic),
     ...(stage.onAcquired ? { onAcquired: stage.onAcquired } : {}),
+    ...(stage.onReleased ? { onReleased: stage.onReleased } : {}),
     ...(stage.onFence ? { onFence: stage.onFence } : {}),
     logger: runtime.logger,
   });

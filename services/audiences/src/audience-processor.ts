@@ -48,8 +48,9 @@ export interface ProcessorDeps {
  * commit in one Kafka transaction: after a crash the state, the emitted calls and the position agree,
  * so nothing is forgotten and nothing is sent twice. A user's state, changelog records and identify
  * calls all live in the user's ingest partition, so each partition commits under its own
- * transactional id; before an instance works on a partition it fences it in and reads the
- * partition's changelog to its end (main.ts), so it starts from the previous owner's last commit.
+ * transactional id; before an instance works on a partition it fences it in and restores the
+ * partition's changelog to its end (main.ts), so it starts from the previous owner's last commit,
+ * and it forgets the partition's users when it gives the partition up.
  * Work (batches, syncs, backfills) is serialised: one transaction at a time.
  */
 export class AudienceProcessor {
@@ -60,7 +61,7 @@ export class AudienceProcessor {
 
   constructor(private readonly deps: ProcessorDeps) {}
 
-  /** Applies a changelog record (restore, or another instance's write); older versions never win. */
+  /** Applies a changelog record (the restore of a partition fenced in); older versions never win. */
   applyChangelog(key: string, partition: number, value: AudienceUserState | null): void {
     if (value === null) { this.users.delete(key); return; }
     const current = this.users.get(key);
@@ -69,7 +70,13 @@ export class AudienceProcessor {
     this.deps.metrics.users.set(this.users.size);
   }
 
-  /** Remembers the audiences that exist once state is restored; later ones get a backfill. */
+  /** Forgets the users of a partition this instance gave up: memory holds only owned partitions' users. */
+  dropPartition(partition: number): void {
+    for (const [key, entry] of this.users) if (entry.partition === partition) this.users.delete(key);
+    this.deps.metrics.users.set(this.users.size);
+  }
+
+  /** Remembers the audiences that exist at start; later ones get a backfill. */
   markKnownAudiences(): void {
     for (const a of this.deps.config.audiences()) this.known.add(a.id);
   }

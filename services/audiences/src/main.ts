@@ -9,7 +9,7 @@ import { connectPipeline, startConfigView, startPartitionTransactions } from '@s
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { audienceMetrics } from './audience-metrics.js';
 import { AudienceProcessor } from './audience-processor.js';
-import { restoreChangelog, type Changelog } from './changelog.js';
+import { restorePartition, type ChangelogOptions } from './changelog.js';
 
 const configSchema = z.object({
   ...commonEnv,
@@ -29,23 +29,27 @@ runMain('audiences', async () => {
   const metrics = audienceMetrics(runtime.metrics);
   const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}audiences`;
   const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 500 }, runtime.logger);
-  let changelog: Changelog | undefined;
-  // One transactional id per ingest partition; a partition fenced in is first read to the end of its
-  // changelog, which holds the previous owner's last committed state.
+  const admin = kafka.admin();
+  await connectClient(runtime.lifecycle, 'changelog-admin', admin);
+  // State is kept per ingest partition: restored from the changelog when the partition is fenced in
+  // (after the previous owner's last transaction ended), forgotten when it is given up.
+  // (The callbacks run after a group join, once `processor` below exists.)
+  const changelog: ChangelogOptions = {
+    kafka, admin, codec, topic: topics.audiencesState, prefix: config.SWITCHYARD_TOPIC_PREFIX, logger: runtime.logger, metrics,
+    apply: (key, partition, value) => processor.applyChangelog(key, partition, value),
+  };
   const transactions = await startPartitionTransactions(runtime, config, {
     stage: 'audiences', prefix: config.SWITCHYARD_TOPIC_PREFIX, groupId, topic: topics.ingest,
-    onAcquired: async (partition) => { await changelog?.catchUp(partition); },
+    onAcquired: async (partition) => {
+      processor.dropPartition(partition);
+      const records = await restorePartition(changelog, partition);
+      runtime.logger.info({ partition, records }, 'audience state of the partition restored');
+    },
+    onReleased: (partition) => processor.dropPartition(partition),
     onFence: () => metrics.fenced.inc(),
   });
   const processor = new AudienceProcessor({ consumer, transactions, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now });
-
-  // State first: the changelog is read to its end before any event is processed, then followed.
-  runtime.readiness.set('state', false);
-  changelog = await restoreChangelog({ kafka, codec, topic: topics.audiencesState, logger: runtime.logger, metrics, apply: (key, partition, value) => processor.applyChangelog(key, partition, value) });
-  const restored = changelog;
-  runtime.lifecycle.onShutdown('changelog', () => restored.stop());
   processor.markKnownAudiences();
-  runtime.readiness.set('state', true);
 
   await connectClient(runtime.lifecycle, 'consumer', consumer);
   trackGroupMembership(runtime.lifecycle, consumer);

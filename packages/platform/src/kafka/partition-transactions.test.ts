@@ -102,8 +102,10 @@ describe('PartitionTransactions: one transactional id per input partition, fence
     assert.deepEqual(transactions.owned(), [0, 1]);
     transactions.assign([1, 2]);
     await transactions.withPartition(2, async () => undefined);
-    await transactions.withPartition(0, async () => undefined).catch(() => undefined);
+    // A batch of a partition no longer assigned is skipped: fencing it in would abort the new owner's work.
+    assert.equal(await transactions.withPartition(0, async () => 'ran'), undefined);
     assert.ok(log.includes('p0#1.disconnect'), log.join(' '));
+    assert.ok(!log.includes('p0#2.connect'));
     assert.ok(log.includes('p2#1.connect'));
     // Partition 1 was kept: not fenced in a second time.
     assert.equal(log.filter((l) => l === 'p1#1.connect').length, 1);
@@ -117,6 +119,26 @@ describe('PartitionTransactions: one transactional id per input partition, fence
     const { transactions, log } = harness(new Map(), { onAcquired: async (p) => { order.push(`caught up ${p} after ${log.at(-1)}`); } });
     await transactions.withPartition(3, async () => { order.push('batch'); });
     assert.deepEqual(order, ['caught up 3 after offsets(3)', 'batch']);
+  });
+
+  it('onReleased runs for each partition given up: lost in a rebalance, after a failed transaction, on close', async () => {
+    const released: number[] = [];
+    let fail = false;
+    const transactions = new PartitionTransactions({
+      groupId: 'g', topic: 'in', logger,
+      createProducer: (p) => fakeProducer(`p${p}`, [], { failCommit: () => fail }),
+      committedOffset: async () => undefined,
+      onReleased: (p) => released.push(p),
+    });
+    transactions.assign([0, 1, 2]);
+    await Promise.all([0, 1, 2].map((p) => transactions.withPartition(p, async () => undefined)));
+    transactions.assign([1, 2]);
+    await transactions.withPartition(1, async () => undefined);
+    fail = true;
+    await assert.rejects(transactions.withPartition(1, (lease) => lease.commit([record], '3')));
+    fail = false;
+    await transactions.close();
+    assert.deepEqual(released, [0, 1, 2]);
   });
 
   it('a partition whose fence failed (broker away) is not held, and the next batch tries again', async () => {

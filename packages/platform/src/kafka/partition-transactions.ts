@@ -18,6 +18,8 @@ export interface PartitionTransactionsOptions {
    * state, which the previous owner's last transaction may have just completed).
    */
   onAcquired?: (partition: number) => Promise<void>;
+  /** Runs when a partition is given up (lost in a rebalance, a failed transaction, shutdown): drop its state. */
+  onReleased?: (partition: number) => void;
   logger: Logger;
   /** Counts each time a partition is fenced in (after a rebalance, a restart, or a failed transaction). */
   onFence?: (partition: number) => void;
@@ -57,14 +59,21 @@ interface Held {
 export class PartitionTransactions {
   private readonly held = new Map<number, Held>();
   private readonly tails = new Map<number, Promise<unknown>>();
+  /** The group's latest assignment to this instance (unknown before the first join). */
+  private assigned: Set<number> | undefined;
   private closed = false;
 
   constructor(private readonly opts: PartitionTransactionsOptions) {}
 
-  /** Runs `work` as the fenced-in owner of `partition`, after any earlier work on it ended. */
-  withPartition<T>(partition: number, work: (lease: PartitionLease) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` as the fenced-in owner of `partition`, after any earlier work on it ended; skips it
+   * (undefined) when the latest assignment no longer includes the partition: a batch fetched before a
+   * rebalance belongs to the new owner, and fencing the partition in here would abort its work.
+   */
+  withPartition<T>(partition: number, work: (lease: PartitionLease) => Promise<T>): Promise<T | undefined> {
     return this.serialised(partition, async () => {
       if (this.closed) throw new Error('partition transactions closed');
+      if (this.assigned && !this.assigned.has(partition)) return undefined;
       const held = this.held.get(partition) ?? (await this.acquire(partition));
       return work(this.leaseOf(partition, held));
     });
@@ -76,6 +85,7 @@ export class PartitionTransactions {
    */
   assign(partitions: readonly number[]): void {
     const now = new Set(partitions);
+    this.assigned = now;
     for (const p of this.held.keys()) if (!now.has(p)) void this.serialised(p, () => this.release(p));
     for (const p of now) {
       if (this.held.has(p)) continue;
@@ -121,7 +131,12 @@ export class PartitionTransactions {
       const txn = await producer.transaction();
       await txn.abort();
       const next = await this.opts.committedOffset(partition);
-      await this.opts.onAcquired?.(partition);
+      try {
+        await this.opts.onAcquired?.(partition);
+      } catch (err) {
+        this.opts.onReleased?.(partition); // whatever it restored before failing
+        throw err;
+      }
       const held: Held = { producer, next };
       this.held.set(partition, held);
       this.opts.onFence?.(partition);
@@ -137,6 +152,7 @@ export class PartitionTransactions {
     const held = this.held.get(partition);
     if (!held) return;
     this.held.delete(partition);
+    this.opts.onReleased?.(partition);
     await held.producer.disconnect().catch(() => undefined);
   }
 
