@@ -3,7 +3,7 @@ import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import type { Consumer } from '@switchyard/platform/kafka/client';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
-import type { PartitionLease, PartitionTransactions } from '@switchyard/platform/kafka/partition-transactions';
+import { uncommittedRecords, type PartitionLease, type PartitionTransactions } from '@switchyard/platform/kafka/partition-transactions';
 import { originHeaders } from '@switchyard/platform/kafka/record-origin';
 import type { Logger } from '@switchyard/platform/logger';
 import type { AudienceUserState, Identify } from '@switchyard/platform/schemas/generated';
@@ -95,14 +95,8 @@ export class AudienceProcessor {
       eachBatch: async ({ batch, heartbeat, isStale }) => {
         if (batch.messages.length === 0 || isStale()) return;
         await this.serialised(() => this.deps.transactions.withPartition(batch.partition, async (lease) => {
-          const from = lease.next;
-          // Records the consumer fetched before the previous owner's last commit completed: done already.
-          const messages = from === undefined ? batch.messages : batch.messages.filter((m) => BigInt(m.offset) >= from);
-          if (messages.length === 0) {
-            if (from !== undefined && BigInt(batch.lastOffset()) + 1n < from) consumer.seek({ topic: batch.topic, partition: batch.partition, offset: from.toString() });
-            return;
-          }
-          await this.processBatch(lease, messages, batch.lastOffset());
+          const messages = uncommittedRecords(batch, lease, (to) => consumer.seek(to));
+          if (messages.length) await this.processBatch(lease, messages, batch.lastOffset());
         }));
         await heartbeat();
       },

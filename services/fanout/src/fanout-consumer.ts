@@ -5,7 +5,7 @@ import { CodecError } from '@switchyard/platform/errors';
 import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
 import { writtenBySwitchyard } from '@switchyard/platform/kafka/record-origin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
-import type { PartitionLease, PartitionTransactions } from '@switchyard/platform/kafka/partition-transactions';
+import { uncommittedRecords, type PartitionLease, type PartitionTransactions } from '@switchyard/platform/kafka/partition-transactions';
 import type { Logger } from '@switchyard/platform/logger';
 import type { FanoutTrace } from '@switchyard/platform/schemas/generated';
 import type { FilterReason, UsageOutcome } from '@switchyard/platform/usage/usage-tally';
@@ -60,15 +60,9 @@ export async function runFanout(deps: FanoutDeps): Promise<void> {
     eachBatch: async ({ batch, heartbeat, isStale }) => {
       if (batch.messages.length === 0 || isStale()) return;
       await deps.transactions.withPartition(batch.partition, async (lease) => {
-        const from = lease.next;
-        const messages = from === undefined ? batch.messages : batch.messages.filter((m) => BigInt(m.offset) >= from);
+        const messages = uncommittedRecords(batch, lease, (to) => consumer.seek(to));
         if (messages.length < batch.messages.length) deps.metrics.skipped.inc(batch.messages.length - messages.length);
-        if (messages.length === 0) {
-          // All committed by a previous owner: go straight to where it stopped.
-          if (from !== undefined && BigInt(batch.lastOffset()) + 1n < from) consumer.seek({ topic: batch.topic, partition: batch.partition, offset: from.toString() });
-          return;
-        }
-        await processBatch(deps, batch, messages, lease);
+        if (messages.length) await processBatch(deps, batch, messages, lease);
       });
       await heartbeat();
     },

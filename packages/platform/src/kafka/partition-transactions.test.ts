@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Producer } from 'kafkajs';
 import { createLogger } from '../logger.js';
-import { PartitionTransactions, partitionTransactionalId } from './partition-transactions.js';
+import { PartitionTransactions, partitionTransactionalId, uncommittedRecords, type PartitionLease } from './partition-transactions.js';
 
 const logger = createLogger({ service: 'test', level: 'silent' });
 const record = { topic: 'out', key: 'k', value: Buffer.from('v') };
@@ -152,5 +152,26 @@ describe('PartitionTransactions: one transactional id per input partition, fence
     assert.deepEqual(transactions.owned(), []);
     down = false;
     assert.equal(await transactions.withPartition(0, async (lease) => lease.next), 5n);
+  });
+});
+
+describe('uncommittedRecords: what a batch holds beyond the committed offset', () => {
+  const lease = (next: bigint | undefined) => ({ partition: 0, next, commit: async () => undefined }) as PartitionLease;
+  const batch = (offsets: number[], last = offsets.at(-1)!) => ({ topic: 'in', partition: 0, messages: offsets.map((o) => ({ offset: String(o) })), lastOffset: () => String(last) });
+  it('keeps a whole batch at or past the committed offset (the usual case)', () => {
+    const seeks: unknown[] = [];
+    assert.deepEqual(uncommittedRecords(batch([5, 6, 9]), lease(5n), (s) => seeks.push(s)).map((m) => m.offset), ['5', '6', '9']);
+    assert.deepEqual(uncommittedRecords(batch([0, 1]), lease(undefined), (s) => seeks.push(s)).length, 2);
+    assert.deepEqual(seeks, []);
+  });
+  it('drops the records a previous owner committed', () => {
+    assert.deepEqual(uncommittedRecords(batch([3, 4, 5, 6]), lease(5n), () => assert.fail('no seek')).map((m) => m.offset), ['5', '6']);
+  });
+  it('a batch wholly below the committed offset seeks there, unless the offset right after it is that offset (a marker between)', () => {
+    const seeks: unknown[] = [];
+    assert.deepEqual(uncommittedRecords(batch([1, 2]), lease(40n), (s) => seeks.push(s)), []);
+    assert.deepEqual(seeks, [{ topic: 'in', partition: 0, offset: '40' }]);
+    assert.deepEqual(uncommittedRecords(batch([1, 2], 39), lease(40n), (s) => seeks.push(s)), []);
+    assert.equal(seeks.length, 1);
   });
 });

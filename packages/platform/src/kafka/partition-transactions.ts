@@ -101,7 +101,9 @@ export class PartitionTransactions {
   /** Gives every partition up once its work ended (graceful shutdown, after the consumer stopped). */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.held.keys()].map((p) => this.serialised(p, () => this.release(p)).catch(() => undefined)));
+    // Partitions being fenced in right now too: they join `held` when that ends.
+    const partitions = new Set([...this.held.keys(), ...this.tails.keys()]);
+    await Promise.all([...partitions].map((p) => this.serialised(p, () => this.release(p)).catch(() => undefined)));
   }
 
   private leaseOf(partition: number, held: Held): PartitionLease {
@@ -172,4 +174,24 @@ export function committedOffsetReader(admin: Admin, groupId: string, topic: stri
     const offset = entry?.partitions.find((p) => p.partition === partition)?.offset;
     return offset === undefined || BigInt(offset) < 0n ? undefined : BigInt(offset);
   };
+}
+
+interface FetchedBatch<M extends { offset: string }> {
+  topic: string;
+  partition: number;
+  messages: M[];
+  lastOffset(): string;
+}
+
+/**
+ * The records of a batch not yet committed under `lease`. The consumer may have read its start
+ * position before the previous owner's last transaction completed, so a batch can begin below the
+ * committed offset; when all of it is below, the consumer is sent straight on to that offset.
+ */
+export function uncommittedRecords<M extends { offset: string }>(batch: FetchedBatch<M>, lease: PartitionLease, seek: (position: { topic: string; partition: number; offset: string }) => void): M[] {
+  const next = lease.next;
+  if (next === undefined || batch.messages.length === 0 || BigInt(batch.messages[0]!.offset) >= next) return batch.messages;
+  const rest = batch.messages.filter((m) => BigInt(m.offset) >= next);
+  if (rest.length === 0 && BigInt(batch.lastOffset()) + 1n < next) seek({ topic: batch.topic, partition: batch.partition, offset: next.toString() });
+  return rest;
 }
