@@ -18,6 +18,18 @@ import { TopicReader } from './support/topic-reader.js';
 
 const T = EVENT_TIME;
 
+/** Where the copies of tasks written more than once are, and how often their events are in the ingest topic: tells a fan-out duplicate (event once) from a duplicated input. */
+function explainDuplicates(reader: TopicReader, topics: ReturnType<typeof topicNames>, duplicated: Array<[string, number]>): string {
+  const copies = new Map<string, string[]>();
+  for (const r of reader.records) {
+    if (r.topic !== topics.delivery || !r.decoded) continue;
+    const t = r.decoded.value as DeliveryTask;
+    if (duplicated.some(([id]) => id === t.taskId)) copies.set(t.taskId, [...(copies.get(t.taskId) ?? []), `${r.partition}/${r.offset}@${new Date(t.createdAt).toISOString().slice(11, 23)}`]);
+  }
+  const inIngest = (messageId: string) => reader.records.filter((r) => r.topic === topics.ingest && (r.decoded?.value as { messageId?: string } | undefined)?.messageId === messageId).map((r) => `${r.partition}/${r.offset}`);
+  return duplicated.slice(0, 6).map(([id]) => `${id}: tasks ${copies.get(id)?.join(' and ')}; event at ${inIngest(id.split(':')[0]!).join(', ')}`).join('\n# ');
+}
+
 describe('fan-out: ingest topic to delivery tasks', () => {
   const prefix = uniquePrefix('fanout');
   const topics = topicNames(prefix);
@@ -189,7 +201,7 @@ describe('fan-out crash test: SIGKILL mid-stream, exactly one task per event and
     await producing;
     await writer.stop();
 
-    const reader = await new TopicReader([topics.delivery]).start();
+    const reader = await new TopicReader([topics.delivery, topics.ingest]).start();
     try {
       await reader.waitFor<DeliveryTask>(topics.delivery, () => true, total * destinations.length, 90_000);
       await sleep(2000); // anything duplicated would have arrived by now
@@ -199,6 +211,7 @@ describe('fan-out crash test: SIGKILL mid-stream, exactly one task per event and
       const missing = expected.filter((k) => !counts.has(k));
       const duplicated = [...counts].filter(([, n]) => n > 1);
       console.log(`# fan-out crash test: ${kills} SIGKILLs, ${total} events, ${counts.size} distinct tasks, ${missing.length} missing, ${duplicated.length} duplicated`);
+      if (duplicated.length) console.log(`# ${explainDuplicates(reader, topics, duplicated)}`);
       assert.equal(missing.length, 0);
       assert.equal(duplicated.length, 0);
       assert.equal(counts.size, expected.length);
@@ -220,7 +233,7 @@ describe('fan-out across rebalances: an instance paused past its session timeout
   // per instance that wrote every such batch twice (15 % of tasks); with one per partition the new
   // owner's InitProducerId fences it, and the batch is written once.
   it('three instances, one paused for 14 s (session timeout 10 s) twice while events flow: every task exactly once (read_committed)', async () => {
-    const env = pipelineEnv(prefix, { SWITCHYARD_PARTITIONS: '6', LOG_LEVEL: 'warn' });
+    const env = pipelineEnv(prefix, { SWITCHYARD_PARTITIONS: '6', LOG_LEVEL: 'info' });
     await setupTopics(env);
     await writeConfig(prefix, { sources: [source], destinations });
     const fanouts = await startInstances('fanout', env, 3);
@@ -235,7 +248,7 @@ describe('fan-out across rebalances: an instance paused past its session timeout
         await sleep(200);
       }
     })();
-    const reader = await new TopicReader([topics.delivery]).start();
+    const reader = await new TopicReader([topics.delivery, topics.ingest]).start();
     try {
       for (const victim of [fanouts[0]!, fanouts[1]!]) {
         await sleep(3000);
@@ -256,6 +269,7 @@ describe('fan-out across rebalances: an instance paused past its session timeout
       const missing = expected.filter((k) => !counts.has(k));
       const duplicated = [...counts].filter(([, n]) => n > 1);
       console.log(`# fan-out pause test: 2 pauses of 14 s, ${ids.length} events, ${counts.size} distinct tasks, ${missing.length} missing, ${duplicated.length} written more than once`);
+      if (duplicated.length) console.log(`# ${explainDuplicates(reader, topics, duplicated)}`);
       assert.equal(missing.length, 0);
       assert.equal(duplicated.length, 0);
     } finally {

@@ -121,6 +121,7 @@ export class PartitionTransactions {
           throw err;
         }
         if (nextOffset !== undefined) held.next = BigInt(nextOffset);
+        this.opts.logger.debug({ partition, records: records.length, nextOffset }, 'transaction committed');
       },
     };
   }
