@@ -12,6 +12,9 @@ import { definitionsOf, type SourceDefinitions } from './definitions.js';
 import { initialSync, membershipChanges } from './membership.js';
 import { applyIdentify, applyTrack, emptyUserState, parseUserState, pruneCounters, serializeUserState, type UserState } from '@switchyard/platform/audiences/user-state';
 
+/** How often a batch that waits (for a restore, a sync ahead of it) keeps the group membership alive. */
+const HEARTBEAT_WHILE_BUSY_MS = 1000;
+
 /** Identify calls this processor writes carry this library name, so it never reads its own output as input. */
 export const EMITTER = 'switchyard-audiences';
 
@@ -94,10 +97,17 @@ export class AudienceProcessor {
       autoCommit: false,
       eachBatch: async ({ batch, heartbeat, isStale }) => {
         if (batch.messages.length === 0 || isStale()) return;
-        await this.serialised(() => this.deps.transactions.withPartition(batch.partition, async (lease) => {
-          const messages = uncommittedRecords(batch, lease, (to) => consumer.seek(to));
-          if (messages.length) await this.processBatch(lease, messages, batch.lastOffset());
-        }));
+        // Restoring a partition just fenced in can take longer than the session timeout; kafkajs
+        // heartbeats only between batches unless asked.
+        const beating = setInterval(() => void heartbeat().catch(() => undefined), HEARTBEAT_WHILE_BUSY_MS);
+        try {
+          await this.serialised(() => this.deps.transactions.withPartition(batch.partition, async (lease) => {
+            const messages = uncommittedRecords(batch, lease, (to) => consumer.seek(to));
+            if (messages.length) await this.processBatch(lease, messages, batch.lastOffset());
+          }));
+        } finally {
+          clearInterval(beating);
+        }
         await heartbeat();
       },
     });
