@@ -7,6 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import { repoRoot } from '../stack/paths.js';
 import { freeKafkaAddresses, freePort } from '../stack/ports.js';
@@ -696,6 +697,10 @@ async function horizontalScenario(ref: StackRef, prefix: string, s: Sizes, runId
     deferred: number; failed: number;
     /** Delivery's mean request time (ms), and the worst instance's event-loop lag p99 / max (ms). */
     requestMs: number; loopP99Ms: number; loopMaxMs: number;
+    /** Requests in flight on average over the drain (Σ request time ÷ drain time) ÷ (N × cap): whether the slots stayed full. */
+    slotFill: number;
+    /** The bench process's own event-loop lag p99 (ms): the receiver's 200 ms timers fire this late. */
+    benchLoopP99Ms: number;
     /** The machine's 1-minute load average after the drain (other work on the shared machine shows here). */
     load1: number;
     deliveryCores: number; brokerCores: number; benchCores: number; machineCores: number; stealCores: number; writeS: number; drainS: number; rss: Record<string, number>;
@@ -729,6 +734,8 @@ async function horizontalScenario(ref: StackRef, prefix: string, s: Sizes, runId
         };
         const before = await Promise.all(instances.map((x) => scrapeSums(x.url, counters)));
         await Promise.all(instances.map((x) => scrapeStats(x.url))); // resets the event-loop histograms
+        const benchLoop = monitorEventLoopDelay({ resolution: 10 });
+        benchLoop.enable();
         sample();
         const timer = setInterval(sample, 100);
         const w0 = Date.now();
@@ -740,6 +747,7 @@ async function horizontalScenario(ref: StackRef, prefix: string, s: Sizes, runId
           ok = await r.waitForAll(ids, s.deliverTimeoutMs).then(() => true, () => false);
         } finally {
           clearInterval(timer);
+          benchLoop.disable();
         }
         sample();
         // Every scrape resets the event-loop histogram: the one after the load comes first.
@@ -766,12 +774,13 @@ async function horizontalScenario(ref: StackRef, prefix: string, s: Sizes, runId
           n, rate, drainRate, ok, duplicates: r.duplicates(), partitions, shares: delivered.map((x) => x / Math.max(1, total)),
           deferred: delta(counters[1]!), failed: delta(counters[2]!) + delta(counters[3]!),
           requestMs: (delta('delivery_request_seconds_sum') * 1000) / delta('delivery_request_seconds_count'),
+          slotFill: delta('delivery_request_seconds_sum') / ((last - w0) / 1000) / (n * cap), benchLoopP99Ms: benchLoop.percentile(99) / 1e6,
           loopP99Ms: Math.max(...loops.map((x) => x.loopP99Ms)), loopMaxMs: Math.max(...loops.map((x) => x.loopMaxMs)), load1: loadavg()[0]!,
           deliveryCores: (to.deliveryMs - from.deliveryMs) / span, brokerCores: (to.brokerMs - from.brokerMs) / span, benchCores: (to.benchMs - from.benchMs) / span,
           machineCores: (to.machine.busyMs - from.machine.busyMs) / span, stealCores: (to.machine.stealMs - from.machine.stealMs) / span,
           writeS, drainS: (last - w0) / 1000, rss: Object.fromEntries(pids.map((pid, i) => [`delivery${i + 1}`, rssMb(pid)])),
         };
-        log(`  round ${k + 1}, ${n} instance(s): ${round(rate)} delivered/s (whole drain ${round(drainRate)}/s), ceiling ${n * cap / (SLOW_RECEIVER_MS / 1000)}/s; request ${round(m.requestMs)} ms, deferred ${m.deferred}, failed ${m.failed}, loop p99/max ${round(m.loopP99Ms)}/${round(m.loopMaxMs)} ms; cores: delivery ${round(m.deliveryCores, 2)}, broker ${round(m.brokerCores, 2)}, bench ${round(m.benchCores, 2)}, machine ${round(m.machineCores, 2)} of ${cpus().length}, load ${round(m.load1, 1)}`);
+        log(`  round ${k + 1}, ${n} instance(s): ${round(rate)} delivered/s (whole drain ${round(drainRate)}/s), ceiling ${n * cap / (SLOW_RECEIVER_MS / 1000)}/s; request ${round(m.requestMs)} ms, slots ${round(m.slotFill, 2)} full, bench loop p99 ${round(m.benchLoopP99Ms)} ms, deferred ${m.deferred}, failed ${m.failed}, loop p99/max ${round(m.loopP99Ms)}/${round(m.loopMaxMs)} ms; cores: delivery ${round(m.deliveryCores, 2)}, broker ${round(m.brokerCores, 2)}, bench ${round(m.benchCores, 2)}, machine ${round(m.machineCores, 2)} of ${cpus().length}, load ${round(m.load1, 1)}`);
         measures.push(m);
         r.reset();
       }
@@ -796,9 +805,9 @@ async function horizontalScenario(ref: StackRef, prefix: string, s: Sizes, runId
         vs1: round(median(ms.map((m, k) => m.rate / one[k]!.rate)), 2), drainPerS: list((m) => m.drainRate),
         partitions: mid.partitions.join('+'), shares: mid.shares.map((x) => round(x, 2)).join('/'),
         deferred: list((m) => m.deferred), failed: ms.reduce((a, m) => a + m.failed, 0), duplicates: ms.reduce((a, m) => a + m.duplicates, 0),
-        requestMs: list((m) => m.requestMs), loopP99Ms: list((m) => m.loopP99Ms), loopMaxMs: list((m) => m.loopMaxMs), load1: list((m) => m.load1, 1),
+        requestMs: list((m) => m.requestMs), slotFill: list((m) => m.slotFill, 2), benchLoopP99Ms: list((m) => m.benchLoopP99Ms), loopP99Ms: list((m) => m.loopP99Ms), loopMaxMs: list((m) => m.loopMaxMs), load1: list((m) => m.load1, 1),
         // Cores busy over the measured window: delivery (all instances), the broker (when this run started it), the bench process (receiver), the whole machine.
-        deliveryCores: list((m) => m.deliveryCores, 2), brokerCores: list((m) => m.brokerCores, 2), benchCores: list((m) => m.benchCores, 2), machineCores: list((m) => m.machineCores, 2), stealCores: list((m) => m.stealCores, 2),
+        deliveryCores: list((m) => m.deliveryCores, 2), deliveryUsPerTask: list((m) => (m.deliveryCores * 1e6) / m.rate), brokerCores: list((m) => m.brokerCores, 2), benchCores: list((m) => m.benchCores, 2), machineCores: list((m) => m.machineCores, 2), stealCores: list((m) => m.stealCores, 2),
         writeS: round(mid.writeS, 1), drainS: round(mid.drainS, 1),
       },
       rssMb: mid.rss,
