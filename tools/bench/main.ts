@@ -668,6 +668,17 @@ function lowerBound(sorted: number[], x: number): number {
   return lo;
 }
 
+/** Delivery's log lines (JSON, warn and above at the bench's LOG_LEVEL) counted by message and error. */
+function warningsSince(outputs: string[][]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const line of outputs.flat()) {
+    let key = line.slice(0, 200);
+    try { const j = JSON.parse(line) as { msg?: string; err?: { message?: string } }; key = [j.msg, j.err?.message].filter(Boolean).join(': '); } catch { /* not JSON: the line itself */ }
+    counts[key] = (counts[key] ?? 0) + 1;
+  }
+  return counts;
+}
+
 /** The instance counts of the horizontal rows (issue 17 item 5), and the delivery topic's partitions. */
 const HORIZONTAL_COUNTS = [1, 2, 3];
 const HORIZONTAL_PARTITIONS = 6;
@@ -694,7 +705,9 @@ async function horizontalScenario(ref: StackRef, prefix: string, s: Sizes, runId
   type Measure = {
     n: number; rate: number; drainRate: number; ok: boolean; duplicates: number; partitions: number[]; shares: number[];
     /** Tasks sent to a retry tier without a request (destination full and stalled), and failed requests. */
-    deferred: number; failed: number;
+    deferred: number; timeouts: number; errors: number;
+    /** What delivery logged (warn and above) during the drain: message (and error) → count. */
+    warnings: Record<string, number>;
     /** Delivery's mean request time (ms), and the worst instance's event-loop lag p99 / max (ms). */
     requestMs: number; loopP99Ms: number; loopMaxMs: number;
     /** Requests in flight on average over the drain (Σ request time ÷ drain time) ÷ (N × cap): whether the slots stayed full. */
@@ -734,6 +747,7 @@ async function horizontalScenario(ref: StackRef, prefix: string, s: Sizes, runId
         };
         const before = await Promise.all(instances.map((x) => scrapeSums(x.url, counters)));
         await Promise.all(instances.map((x) => scrapeStats(x.url))); // resets the event-loop histograms
+        const logged = instances.map((x) => x.proc.output.length);
         const benchLoop = monitorEventLoopDelay({ resolution: 10 });
         benchLoop.enable();
         sample();
@@ -772,7 +786,7 @@ async function horizontalScenario(ref: StackRef, prefix: string, s: Sizes, runId
         const total = delivered.reduce((a, b) => a + b, 0);
         const m: Measure = {
           n, rate, drainRate, ok, duplicates: r.duplicates(), partitions, shares: delivered.map((x) => x / Math.max(1, total)),
-          deferred: delta(counters[1]!), failed: delta(counters[2]!) + delta(counters[3]!),
+          deferred: delta(counters[1]!), timeouts: delta(counters[2]!), errors: delta(counters[3]!), warnings: warningsSince(instances.map((x, i) => x.proc.output.slice(logged[i]))),
           requestMs: (delta('delivery_request_seconds_sum') * 1000) / delta('delivery_request_seconds_count'),
           slotFill: delta('delivery_request_seconds_sum') / ((last - w0) / 1000) / (n * cap), benchLoopP99Ms: benchLoop.percentile(99) / 1e6,
           loopP99Ms: Math.max(...loops.map((x) => x.loopP99Ms)), loopMaxMs: Math.max(...loops.map((x) => x.loopMaxMs)), load1: loadavg()[0]!,
@@ -780,7 +794,7 @@ async function horizontalScenario(ref: StackRef, prefix: string, s: Sizes, runId
           machineCores: (to.machine.busyMs - from.machine.busyMs) / span, stealCores: (to.machine.stealMs - from.machine.stealMs) / span,
           writeS, drainS: (last - w0) / 1000, rss: Object.fromEntries(pids.map((pid, i) => [`delivery${i + 1}`, rssMb(pid)])),
         };
-        log(`  round ${k + 1}, ${n} instance(s): ${round(rate)} delivered/s (whole drain ${round(drainRate)}/s), ceiling ${n * cap / (SLOW_RECEIVER_MS / 1000)}/s; request ${round(m.requestMs)} ms, slots ${round(m.slotFill, 2)} full, bench loop p99 ${round(m.benchLoopP99Ms)} ms, deferred ${m.deferred}, failed ${m.failed}, loop p99/max ${round(m.loopP99Ms)}/${round(m.loopMaxMs)} ms; cores: delivery ${round(m.deliveryCores, 2)}, broker ${round(m.brokerCores, 2)}, bench ${round(m.benchCores, 2)}, machine ${round(m.machineCores, 2)} of ${cpus().length}, load ${round(m.load1, 1)}`);
+        log(`  round ${k + 1}, ${n} instance(s): ${round(rate)} delivered/s (whole drain ${round(drainRate)}/s), ceiling ${n * cap / (SLOW_RECEIVER_MS / 1000)}/s; request ${round(m.requestMs)} ms, slots ${round(m.slotFill, 2)} full, bench loop p99 ${round(m.benchLoopP99Ms)} ms, deferred ${m.deferred}, timeouts ${m.timeouts}, errors ${m.errors}, loop p99/max ${round(m.loopP99Ms)}/${round(m.loopMaxMs)} ms; cores: delivery ${round(m.deliveryCores, 2)}, broker ${round(m.brokerCores, 2)}, bench ${round(m.benchCores, 2)}, machine ${round(m.machineCores, 2)} of ${cpus().length}, load ${round(m.load1, 1)}`);
         measures.push(m);
         r.reset();
       }
@@ -804,11 +818,12 @@ async function horizontalScenario(ref: StackRef, prefix: string, s: Sizes, runId
         tasks: s.horizontalTasks * n, cap, roundRates: list((m) => m.rate), vsTarget: rate / (0.9 * ceiling),
         vs1: round(median(ms.map((m, k) => m.rate / one[k]!.rate)), 2), drainPerS: list((m) => m.drainRate),
         partitions: mid.partitions.join('+'), shares: mid.shares.map((x) => round(x, 2)).join('/'),
-        deferred: list((m) => m.deferred), failed: ms.reduce((a, m) => a + m.failed, 0), duplicates: ms.reduce((a, m) => a + m.duplicates, 0),
+        deferred: list((m) => m.deferred), timeouts: ms.reduce((a, m) => a + m.timeouts, 0), errors: ms.reduce((a, m) => a + m.errors, 0), duplicates: ms.reduce((a, m) => a + m.duplicates, 0),
         requestMs: list((m) => m.requestMs), slotFill: list((m) => m.slotFill, 2), benchLoopP99Ms: list((m) => m.benchLoopP99Ms), loopP99Ms: list((m) => m.loopP99Ms), loopMaxMs: list((m) => m.loopMaxMs), load1: list((m) => m.load1, 1),
         // Cores busy over the measured window: delivery (all instances), the broker (when this run started it), the bench process (receiver), the whole machine.
         deliveryCores: list((m) => m.deliveryCores, 2), deliveryUsPerTask: list((m) => (m.deliveryCores * 1e6) / m.rate), brokerCores: list((m) => m.brokerCores, 2), benchCores: list((m) => m.benchCores, 2), machineCores: list((m) => m.machineCores, 2), stealCores: list((m) => m.stealCores, 2),
         writeS: round(mid.writeS, 1), drainS: round(mid.drainS, 1),
+        _warnings: ms.map((m) => m.warnings),
       },
       rssMb: mid.rss,
     };
