@@ -668,13 +668,18 @@ function lowerBound(sorted: number[], x: number): number {
   return lo;
 }
 
-/** Delivery's log lines (JSON, warn and above at the bench's LOG_LEVEL) counted by message and error. */
+/**
+ * Delivery's log lines (JSON, warn and above at the bench's LOG_LEVEL) counted by message and error;
+ * the failed-attempt log's summary lines ("N more failed delivery attempts…") by their reasons.
+ */
 function warningsSince(outputs: string[][]): Record<string, number> {
   const counts: Record<string, number> = {};
+  const add = (key: string, n = 1) => { counts[key] = (counts[key] ?? 0) + n; };
   for (const line of outputs.flat()) {
-    let key = line.slice(0, 200);
-    try { const j = JSON.parse(line) as { msg?: string; err?: { message?: string } }; key = [j.msg, j.err?.message].filter(Boolean).join(': '); } catch { /* not JSON: the line itself */ }
-    counts[key] = (counts[key] ?? 0) + 1;
+    let j: { msg?: string; error?: string; outcome?: string; err?: { message?: string }; byReason?: Record<string, number> };
+    try { j = JSON.parse(line) as typeof j; } catch { add(line.slice(0, 200)); continue; }
+    if (j.byReason) for (const [why, n] of Object.entries(j.byReason)) add(`not logged one by one: ${why}`, n);
+    else add([j.msg, j.outcome, j.error, j.err?.message].filter(Boolean).join(': '));
   }
   return counts;
 }
@@ -712,8 +717,10 @@ async function horizontalScenario(ref: StackRef, prefix: string, s: Sizes, runId
     requestMs: number; loopP99Ms: number; loopMaxMs: number;
     /** Requests in flight on average over the drain (Σ request time ÷ drain time) ÷ (N × cap): whether the slots stayed full. */
     slotFill: number;
-    /** The bench process's own event-loop lag p99 (ms): the receiver's 200 ms timers fire this late. */
-    benchLoopP99Ms: number;
+    /** The bench process's own event-loop lag p99 and max (ms): the receiver's 200 ms timers fire this late. */
+    benchLoopP99Ms: number; benchLoopMaxMs: number;
+    /** The longest time between two arrivals during the drain (ms): a pause in deliveries. */
+    gapMs: number;
     /** The machine's 1-minute load average after the drain (other work on the shared machine shows here). */
     load1: number;
     deliveryCores: number; brokerCores: number; benchCores: number; machineCores: number; stealCores: number; writeS: number; drainS: number; rss: Record<string, number>;
@@ -788,13 +795,14 @@ async function horizontalScenario(ref: StackRef, prefix: string, s: Sizes, runId
           n, rate, drainRate, ok, duplicates: r.duplicates(), partitions, shares: delivered.map((x) => x / Math.max(1, total)),
           deferred: delta(counters[1]!), timeouts: delta(counters[2]!), errors: delta(counters[3]!), warnings: warningsSince(instances.map((x, i) => x.proc.output.slice(logged[i]))),
           requestMs: (delta('delivery_request_seconds_sum') * 1000) / delta('delivery_request_seconds_count'),
-          slotFill: delta('delivery_request_seconds_sum') / ((last - w0) / 1000) / (n * cap), benchLoopP99Ms: benchLoop.percentile(99) / 1e6,
+          slotFill: delta('delivery_request_seconds_sum') / ((last - w0) / 1000) / (n * cap), benchLoopP99Ms: benchLoop.percentile(99) / 1e6, benchLoopMaxMs: benchLoop.max / 1e6,
+          gapMs: times.reduce((g, t, i) => (i ? Math.max(g, t - times[i - 1]!) : g), 0),
           loopP99Ms: Math.max(...loops.map((x) => x.loopP99Ms)), loopMaxMs: Math.max(...loops.map((x) => x.loopMaxMs)), load1: loadavg()[0]!,
           deliveryCores: (to.deliveryMs - from.deliveryMs) / span, brokerCores: (to.brokerMs - from.brokerMs) / span, benchCores: (to.benchMs - from.benchMs) / span,
           machineCores: (to.machine.busyMs - from.machine.busyMs) / span, stealCores: (to.machine.stealMs - from.machine.stealMs) / span,
           writeS, drainS: (last - w0) / 1000, rss: Object.fromEntries(pids.map((pid, i) => [`delivery${i + 1}`, rssMb(pid)])),
         };
-        log(`  round ${k + 1}, ${n} instance(s): ${round(rate)} delivered/s (whole drain ${round(drainRate)}/s), ceiling ${n * cap / (SLOW_RECEIVER_MS / 1000)}/s; request ${round(m.requestMs)} ms, slots ${round(m.slotFill, 2)} full, bench loop p99 ${round(m.benchLoopP99Ms)} ms, deferred ${m.deferred}, timeouts ${m.timeouts}, errors ${m.errors}, loop p99/max ${round(m.loopP99Ms)}/${round(m.loopMaxMs)} ms; cores: delivery ${round(m.deliveryCores, 2)}, broker ${round(m.brokerCores, 2)}, bench ${round(m.benchCores, 2)}, machine ${round(m.machineCores, 2)} of ${cpus().length}, load ${round(m.load1, 1)}`);
+        log(`  round ${k + 1}, ${n} instance(s): ${round(rate)} delivered/s (whole drain ${round(drainRate)}/s), ceiling ${n * cap / (SLOW_RECEIVER_MS / 1000)}/s; request ${round(m.requestMs)} ms, slots ${round(m.slotFill, 2)} full, bench loop p99/max ${round(m.benchLoopP99Ms)}/${round(m.benchLoopMaxMs)} ms, longest gap ${round(m.gapMs)} ms, deferred ${m.deferred}, timeouts ${m.timeouts}, errors ${m.errors}, loop p99/max ${round(m.loopP99Ms)}/${round(m.loopMaxMs)} ms; cores: delivery ${round(m.deliveryCores, 2)}, broker ${round(m.brokerCores, 2)}, bench ${round(m.benchCores, 2)}, machine ${round(m.machineCores, 2)} of ${cpus().length}, load ${round(m.load1, 1)}`);
         measures.push(m);
         r.reset();
       }
@@ -819,7 +827,7 @@ async function horizontalScenario(ref: StackRef, prefix: string, s: Sizes, runId
         vs1: round(median(ms.map((m, k) => m.rate / one[k]!.rate)), 2), drainPerS: list((m) => m.drainRate),
         partitions: mid.partitions.join('+'), shares: mid.shares.map((x) => round(x, 2)).join('/'),
         deferred: list((m) => m.deferred), timeouts: ms.reduce((a, m) => a + m.timeouts, 0), errors: ms.reduce((a, m) => a + m.errors, 0), duplicates: ms.reduce((a, m) => a + m.duplicates, 0),
-        requestMs: list((m) => m.requestMs), slotFill: list((m) => m.slotFill, 2), benchLoopP99Ms: list((m) => m.benchLoopP99Ms), loopP99Ms: list((m) => m.loopP99Ms), loopMaxMs: list((m) => m.loopMaxMs), load1: list((m) => m.load1, 1),
+        requestMs: list((m) => m.requestMs), slotFill: list((m) => m.slotFill, 2), benchLoopP99Ms: list((m) => m.benchLoopP99Ms), benchLoopMaxMs: list((m) => m.benchLoopMaxMs), gapMs: list((m) => m.gapMs), loopP99Ms: list((m) => m.loopP99Ms), loopMaxMs: list((m) => m.loopMaxMs), load1: list((m) => m.load1, 1),
         // Cores busy over the measured window: delivery (all instances), the broker (when this run started it), the bench process (receiver), the whole machine.
         deliveryCores: list((m) => m.deliveryCores, 2), deliveryUsPerTask: list((m) => (m.deliveryCores * 1e6) / m.rate), brokerCores: list((m) => m.brokerCores, 2), benchCores: list((m) => m.benchCores, 2), machineCores: list((m) => m.machineCores, 2), stealCores: list((m) => m.stealCores, 2),
         writeS: round(mid.writeS, 1), drainS: round(mid.drainS, 1),
