@@ -5,8 +5,9 @@
 // 127.0.0.1; every load is bounded; every scenario checks that each sent event arrived, by messageId.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
 import { repoRoot } from '../stack/paths.js';
 import { freeKafkaAddresses, freePort } from '../stack/ports.js';
@@ -17,12 +18,12 @@ import { batchRequests, median, quantile, runLoad, type LoadRequest } from './lo
 import { cpuMs, makeDestination, makeSource, Pipeline, rawKafka, rssMb, startBareIngest, type StackRef } from './pipeline.js';
 import { summariseDir } from './profile.js';
 import { countArrived, messageIdOf, startBenchReceiver, type BenchReceiver } from './receiver.js';
-import { scrapeStats, statsNote } from './service-stats.js';
+import { scrapeStats, scrapeSums, statsNote } from './service-stats.js';
 
 export type Mode = 'tiny' | 'quick' | 'full';
 
 /** The scenarios `--only` can pick (each runs the baselines it is compared with). */
-const SCENARIOS = ['ingest', 'e2e', 'attempts', 'latency', 'storm', 'slow', 'isolation', 'cpu', 'backlog'] as const;
+const SCENARIOS = ['ingest', 'e2e', 'attempts', 'latency', 'storm', 'slow', 'isolation', 'cpu', 'horizontal', 'backlog'] as const;
 type Scenario = typeof SCENARIOS[number];
 
 /** `--only isolation,attempts`: those scenarios; absent: every scenario. */
@@ -44,15 +45,17 @@ interface Sizes {
   isolationEvents: number; stormMs: number; stormEvents: number; backlogTasks: number; backlogSeconds: number;
   /** Delivery CPU per task: tasks drained before measuring (JIT, connections), then the measured tasks. */
   cpuWarmTasks: number; cpuTasks: number;
+  /** Horizontal throughput: tasks per delivery instance in each measured drain (1, 2, 3 instances drain 1×, 2×, 3× this). */
+  horizontalTasks: number;
   deliverTimeoutMs: number;
   /** Paired rounds of each ratio row (baseline and subject run back to back, alternating order): the row reports the median ratio. */
   rounds: number;
 }
 
 const SIZES: Record<Mode, Sizes> = {
-  tiny: { rawMessages: 2000, postRequests: 1000, postConcurrency: 50, ingestRequests: 30, batchSize: 10, ingestConcurrency: 8, e2eEvents: 300, latencyRates: [{ rate: 5, events: 10 }, { rate: 50, events: 50 }, { rate: 500, events: 200 }, { rate: 'half', events: 200 }], slowCap: 20, slowTasks: 200, isolationEvents: 300, stormMs: 2000, stormEvents: 100, backlogTasks: 0, backlogSeconds: 0, cpuWarmTasks: 500, cpuTasks: 2000, deliverTimeoutMs: 30_000, rounds: 1 },
-  quick: { rawMessages: 50_000, postRequests: 10_000, postConcurrency: 200, ingestRequests: 300, batchSize: 20, ingestConcurrency: 32, e2eEvents: 6000, latencyRates: [{ rate: 5, events: 50 }, { rate: 50, events: 500 }, { rate: 500, events: 2500 }, { rate: 'half', events: 4000 }], slowCap: 200, slowTasks: 3000, isolationEvents: 3000, stormMs: 5000, stormEvents: 1000, backlogTasks: 0, backlogSeconds: 0, cpuWarmTasks: 5000, cpuTasks: 30_000, deliverTimeoutMs: 60_000, rounds: 2 },
-  full: { rawMessages: 300_000, postRequests: 50_000, postConcurrency: 200, ingestRequests: 2000, batchSize: 20, ingestConcurrency: 32, e2eEvents: 40_000, latencyRates: [{ rate: 5, events: 300 }, { rate: 50, events: 1000 }, { rate: 500, events: 5000 }, { rate: 'half', events: 20_000 }], slowCap: 200, slowTasks: 15_000, isolationEvents: 20_000, stormMs: 30_000, stormEvents: 10_000, backlogTasks: 1_000_000, backlogSeconds: 120, cpuWarmTasks: 10_000, cpuTasks: 100_000, deliverTimeoutMs: 300_000, rounds: 3 },
+  tiny: { rawMessages: 2000, postRequests: 1000, postConcurrency: 50, ingestRequests: 30, batchSize: 10, ingestConcurrency: 8, e2eEvents: 300, latencyRates: [{ rate: 5, events: 10 }, { rate: 50, events: 50 }, { rate: 500, events: 200 }, { rate: 'half', events: 200 }], slowCap: 20, slowTasks: 200, isolationEvents: 300, stormMs: 2000, stormEvents: 100, backlogTasks: 0, backlogSeconds: 0, cpuWarmTasks: 500, cpuTasks: 2000, horizontalTasks: 200, deliverTimeoutMs: 30_000, rounds: 1 },
+  quick: { rawMessages: 50_000, postRequests: 10_000, postConcurrency: 200, ingestRequests: 300, batchSize: 20, ingestConcurrency: 32, e2eEvents: 6000, latencyRates: [{ rate: 5, events: 50 }, { rate: 50, events: 500 }, { rate: 500, events: 2500 }, { rate: 'half', events: 4000 }], slowCap: 200, slowTasks: 3000, isolationEvents: 3000, stormMs: 5000, stormEvents: 1000, backlogTasks: 0, backlogSeconds: 0, cpuWarmTasks: 5000, cpuTasks: 30_000, horizontalTasks: 3000, deliverTimeoutMs: 60_000, rounds: 2 },
+  full: { rawMessages: 300_000, postRequests: 50_000, postConcurrency: 200, ingestRequests: 2000, batchSize: 20, ingestConcurrency: 32, e2eEvents: 40_000, latencyRates: [{ rate: 5, events: 300 }, { rate: 50, events: 1000 }, { rate: 500, events: 5000 }, { rate: 'half', events: 20_000 }], slowCap: 200, slowTasks: 15_000, isolationEvents: 20_000, stormMs: 30_000, stormEvents: 10_000, backlogTasks: 1_000_000, backlogSeconds: 120, cpuWarmTasks: 10_000, cpuTasks: 100_000, horizontalTasks: 10_000, deliverTimeoutMs: 300_000, rounds: 3 },
 };
 
 export interface Row {
@@ -71,6 +74,8 @@ export interface Row {
 
 /** Extra environment of every service process (e.g. NODE_OPTIONS for --profile). */
 const serviceEnv: NodeJS.ProcessEnv = {};
+/** The Kafka processes this run started (none on a reused stack), whose CPU some rows report. */
+const brokerPids: number[] = [];
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const round = (n: number, d = 0) => (Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : n);
 
@@ -93,6 +98,7 @@ async function main(): Promise<void> {
     tmp = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
     log('KAFKA_BROKERS / SCHEMA_REGISTRY_URL not set: starting a broker and registry');
     stack = await startStack({ dir: tmp, kafka: await freeKafkaAddresses(1), registryPort: await freePort(), log });
+    brokerPids.push(...stack.kafka.map((k) => k.pid));
   }
   const ref: StackRef = { brokers: stack?.brokers ?? process.env.KAFKA_BROKERS!, registryUrl: stack?.registryUrl ?? process.env.SCHEMA_REGISTRY_URL! };
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -270,7 +276,10 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
       details: { p50ms: quantile(iAll, 0.5), p99ms: quantile(iAll, 0.99), roundRatios: ratios.map((x) => round(x, 2)).join('/'), benchCpu: rounds[0]!.i.res.cpuMs / (rounds[0]!.i.res.endedAt - rounds[0]!.i.res.startedAt), ...(firstError ? { error: firstError } : {}) }, rssMb: rss(),
     });
   }
-  if (!needsChain && !only.has('slow') && !only.has('backlog') && !only.has('cpu')) return rows;
+  if (!needsChain && !only.has('slow') && !only.has('backlog') && !only.has('cpu')) {
+    if (only.has('horizontal')) rows.push(...await horizontalScenario(ref, `${base}horiz.`, s, runId, receiver));
+    return rows;
+  }
 
   const ingest = needsChain ? await ingestP! : undefined;
   if (ingest) {
@@ -499,6 +508,8 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
   // ---- memory: delivery with a large backlog (full mode) ----------------------------------------
   // ---- delivery's CPU per task, delivery alone (after the other pipelines stopped) ---------------
   if (only.has('cpu')) rows.push(await cpuScenario(ref, `${base}cpu.`, s, runId, receiver, rawPost));
+  // ---- horizontal throughput: 1, 2, 3 delivery instances against a slow receiver ----------------
+  if (only.has('horizontal')) rows.push(...await horizontalScenario(ref, `${base}horiz.`, s, runId, receiver));
   if (only.has('backlog') && s.backlogTasks > 0) rows.push(await backlogScenario(ref, `${base}backlog.`, s, runId, receiver));
   return rows;
 }
@@ -635,6 +646,196 @@ async function cpuScenario(ref: StackRef, prefix: string, s: Sizes, runId: strin
   } finally {
     await p.stopAll();
   }
+}
+
+/** The whole machine's CPU time so far, in ms over all cores (/proc/stat): busy (everything but idle and iowait) and steal (taken by the hypervisor). */
+function machineCpuMs(): { busyMs: number; stealMs: number } {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal …
+    const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+    return { busyMs: ((total - f[3]! - f[4]!) * 1000) / clkTck(), stealMs: (f[7]! * 1000) / clkTck() };
+  } catch {
+    return { busyMs: NaN, stealMs: NaN };
+  }
+}
+
+/** The first index of a sorted array whose value is ≥ x (its length if none). */
+function lowerBound(sorted: number[], x: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (sorted[mid]! < x) lo = mid + 1; else hi = mid; }
+  return lo;
+}
+
+/**
+ * Delivery's log lines (JSON, warn and above at the bench's LOG_LEVEL) counted by message and error;
+ * the failed-attempt log's summary lines ("N more failed delivery attempts…") by their reasons.
+ */
+function warningsSince(outputs: string[][]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  const add = (key: string, n = 1) => { counts[key] = (counts[key] ?? 0) + n; };
+  for (const line of outputs.flat()) {
+    let j: { msg?: string; error?: string; outcome?: string; err?: { message?: string }; byReason?: Record<string, number> };
+    try { j = JSON.parse(line) as typeof j; } catch { add(line.slice(0, 200)); continue; }
+    if (j.byReason) for (const [why, n] of Object.entries(j.byReason)) add(`not logged one by one: ${why}`, n);
+    else add([j.msg, j.outcome, j.error, j.err?.message].filter(Boolean).join(': '));
+  }
+  return counts;
+}
+
+/** The instance counts of the horizontal rows (issue 17 item 5), and the delivery topic's partitions. */
+const HORIZONTAL_COUNTS = [1, 2, 3];
+const HORIZONTAL_PARTITIONS = 6;
+const SLOW_RECEIVER_MS = 200;
+
+/**
+ * Horizontal throughput: delivery alone against a receiver that answers every request after
+ * 200 ms, a 6-partition delivery topic, and 1, 2 and 3 delivery instances (separate processes, one
+ * consumer group). Each instance may hold `cap` requests in flight to the destination
+ * (DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION, per instance), so N instances can hold N × cap and the
+ * ceiling is N × cap ÷ 0.2 s; the target is 0.9 of it. Per round and count: scale to N instances,
+ * wait until the group is Stable with each member holding delivery partitions, warm up (3 × cap
+ * tasks per instance: JIT, connections), then write a backlog of N × horizontalTasks tasks
+ * (written far faster than it drains, so every instance's slots stay full) and time its drain.
+ * The rate is what arrived between the 10th and the 90th percentile arrival times (all instances
+ * busy: no ramp-up, no tail where an instance whose partitions ran dry waits for the others); the whole
+ * drain, (n − N × cap) ÷ (last − first arrival) as the slow receiver row computes it, is in the
+ * notes. Rounds alternate the order (1, 2, 3 then 3, 2, 1) so a drift in the machine's speed does
+ * not favour one count; each row reports the median of its rounds.
+ */
+async function horizontalScenario(ref: StackRef, prefix: string, s: Sizes, runId: string, receiver: (...a: Parameters<typeof startBenchReceiver>) => Promise<BenchReceiver>): Promise<Row[]> {
+  const cap = s.slowCap;
+  const p = new Pipeline(ref, prefix, { ...serviceEnv, SWITCHYARD_PARTITIONS: String(HORIZONTAL_PARTITIONS), SWITCHYARD_RETRY_TIERS: '1s,2s', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: String(cap) });
+  type Measure = {
+    n: number; rate: number; drainRate: number; ok: boolean; duplicates: number; partitions: number[]; shares: number[];
+    /** Tasks sent to a retry tier without a request (destination full and stalled), and failed requests. */
+    deferred: number; timeouts: number; errors: number;
+    /** What delivery logged (warn and above) during the drain: message (and error) → count. */
+    warnings: Record<string, number>;
+    /** Delivery's mean request time (ms), and the worst instance's event-loop lag p99 / max (ms). */
+    requestMs: number; loopP99Ms: number; loopMaxMs: number;
+    /** Requests in flight on average over the drain (Σ request time ÷ drain time) ÷ (N × cap): whether the slots stayed full. */
+    slotFill: number;
+    /** The bench process's own event-loop lag p99 and max (ms): the receiver's 200 ms timers fire this late. */
+    benchLoopP99Ms: number; benchLoopMaxMs: number;
+    /** The longest time between two arrivals during the drain (ms): a pause in deliveries. */
+    gapMs: number;
+    /** The machine's 1-minute load average after the drain (other work on the shared machine shows here). */
+    load1: number;
+    deliveryCores: number; brokerCores: number; benchCores: number; machineCores: number; stealCores: number; writeS: number; drainS: number; rss: Record<string, number>;
+  };
+  const results: Measure[][] = [];
+  try {
+    await p.setup();
+    const r = await receiver({ delayMs: SLOW_RECEIVER_MS });
+    const src = makeSource();
+    const d = makeDestination(src.id, [r.url]);
+    await p.writeConfig([src], [d]);
+    const group = `${prefix}delivery`;
+    const counters = ['delivery_tasks_delivered_total', 'delivery_attempts_total{status_class="skipped"}', 'delivery_attempts_total{status_class="timeout"}', 'delivery_attempts_total{status_class="error"}', 'delivery_request_seconds_sum', 'delivery_request_seconds_count'];
+    log(`horizontal throughput, ${s.rounds} round(s): ${HORIZONTAL_COUNTS.join(', ')} delivery instances, ${HORIZONTAL_PARTITIONS} partitions, cap ${cap} per instance, ${SLOW_RECEIVER_MS} ms per response, ${s.horizontalTasks} tasks per instance`);
+    for (let k = 0; k < s.rounds; k++) {
+      const measures: Measure[] = [];
+      for (const n of k % 2 === 0 ? HORIZONTAL_COUNTS : [...HORIZONTAL_COUNTS].reverse()) {
+        const instances = await p.scale('delivery', n);
+        const partitions = await p.waitForGroup(group, n, p.topics.delivery);
+        const warmIds = Array.from({ length: 3 * cap * n }, (_, j) => `${runId}-hz${k}-${n}-warm-${j}`);
+        await p.writeTasks(d, warmIds);
+        await r.waitForAll(warmIds, s.deliverTimeoutMs);
+        r.reset();
+        const ids = Array.from({ length: s.horizontalTasks * n }, (_, j) => `${runId}-hz${k}-${n}-${j}`);
+        const pids = instances.map((x) => x.proc.child.pid);
+        type Sample = { at: number; deliveryMs: number; brokerMs: number; benchMs: number; machine: { busyMs: number; stealMs: number } };
+        const samples: Sample[] = [];
+        const sample = () => {
+          const c = process.cpuUsage();
+          samples.push({ at: Date.now(), deliveryMs: pids.reduce((a: number, pid) => a + processCpuMs(pid), 0), brokerMs: brokerPids.reduce((a, pid) => a + processCpuMs(pid), 0), benchMs: (c.user + c.system) / 1000, machine: machineCpuMs() });
+        };
+        const before = await Promise.all(instances.map((x) => scrapeSums(x.url, counters)));
+        await Promise.all(instances.map((x) => scrapeStats(x.url))); // resets the event-loop histograms
+        const logged = instances.map((x) => x.proc.output.length);
+        const benchLoop = monitorEventLoopDelay({ resolution: 10 });
+        benchLoop.enable();
+        sample();
+        const timer = setInterval(sample, 100);
+        const w0 = Date.now();
+        let ok: boolean;
+        let writeS: number;
+        try {
+          await p.writeTasks(d, ids);
+          writeS = (Date.now() - w0) / 1000;
+          ok = await r.waitForAll(ids, s.deliverTimeoutMs).then(() => true, () => false);
+        } finally {
+          clearInterval(timer);
+          benchLoop.disable();
+        }
+        sample();
+        // Every scrape resets the event-loop histogram: the one after the load comes first.
+        const loops = await Promise.all(instances.map((x) => scrapeStats(x.url)));
+        const after = await Promise.all(instances.map((x) => scrapeSums(x.url, counters)));
+        const delta = (key: string) => after.reduce((a, x, i) => a + x[key]! - before[i]![key]!, 0);
+        const times = ids.flatMap((id) => { const at = r.arrivals.get(id); return at === undefined ? [] : [at]; }).sort((a, b) => a - b);
+        // Answers come in waves (a full set of slots answered 200 ms after it was sent), so the
+        // window runs from one arrival time to another and counts what arrived in [tLo, tHi): whole
+        // waves over whole periods, however the percentiles fall within a wave.
+        const tLo = times[Math.floor(times.length * 0.1)] ?? NaN;
+        const tHi = times[Math.max(0, Math.ceil(times.length * 0.9) - 1)] ?? NaN;
+        const rate = (lowerBound(times, tHi) - lowerBound(times, tLo)) / ((tHi - tLo) / 1000);
+        const first = times[0] ?? NaN;
+        const last = times.at(-1) ?? NaN;
+        const drainRate = (times.length - n * cap) / ((last - first) / 1000);
+        // CPU over the same window, from the samples just before its start and just after its end.
+        const from = samples.filter((x) => x.at <= tLo).at(-1) ?? samples[0]!;
+        const to = samples.find((x) => x.at >= tHi) ?? samples.at(-1)!;
+        const span = Math.max(1, to.at - from.at);
+        const delivered = after.map((a, i) => a.delivery_tasks_delivered_total! - before[i]!.delivery_tasks_delivered_total!);
+        const total = delivered.reduce((a, b) => a + b, 0);
+        const m: Measure = {
+          n, rate, drainRate, ok, duplicates: r.duplicates(), partitions, shares: delivered.map((x) => x / Math.max(1, total)),
+          deferred: delta(counters[1]!), timeouts: delta(counters[2]!), errors: delta(counters[3]!), warnings: warningsSince(instances.map((x, i) => x.proc.output.slice(logged[i]))),
+          requestMs: (delta('delivery_request_seconds_sum') * 1000) / delta('delivery_request_seconds_count'),
+          slotFill: delta('delivery_request_seconds_sum') / ((last - w0) / 1000) / (n * cap), benchLoopP99Ms: benchLoop.percentile(99) / 1e6, benchLoopMaxMs: benchLoop.max / 1e6,
+          gapMs: times.reduce((g, t, i) => (i ? Math.max(g, t - times[i - 1]!) : g), 0),
+          loopP99Ms: Math.max(...loops.map((x) => x.loopP99Ms)), loopMaxMs: Math.max(...loops.map((x) => x.loopMaxMs)), load1: loadavg()[0]!,
+          deliveryCores: (to.deliveryMs - from.deliveryMs) / span, brokerCores: (to.brokerMs - from.brokerMs) / span, benchCores: (to.benchMs - from.benchMs) / span,
+          machineCores: (to.machine.busyMs - from.machine.busyMs) / span, stealCores: (to.machine.stealMs - from.machine.stealMs) / span,
+          writeS, drainS: (last - w0) / 1000, rss: Object.fromEntries(pids.map((pid, i) => [`delivery${i + 1}`, rssMb(pid)])),
+        };
+        log(`  round ${k + 1}, ${n} instance(s): ${round(rate)} delivered/s (whole drain ${round(drainRate)}/s), ceiling ${n * cap / (SLOW_RECEIVER_MS / 1000)}/s; request ${round(m.requestMs)} ms, slots ${round(m.slotFill, 2)} full, bench loop p99/max ${round(m.benchLoopP99Ms)}/${round(m.benchLoopMaxMs)} ms, longest gap ${round(m.gapMs)} ms, deferred ${m.deferred}, timeouts ${m.timeouts}, errors ${m.errors}, loop p99/max ${round(m.loopP99Ms)}/${round(m.loopMaxMs)} ms; cores: delivery ${round(m.deliveryCores, 2)}, broker ${round(m.brokerCores, 2)}, bench ${round(m.benchCores, 2)}, machine ${round(m.machineCores, 2)} of ${cpus().length}, load ${round(m.load1, 1)}`);
+        measures.push(m);
+        r.reset();
+      }
+      results.push(measures);
+    }
+  } finally {
+    await p.stopAll();
+  }
+  const of = (n: number) => results.map((measures) => measures.find((m) => m.n === n)!);
+  const one = of(1);
+  return HORIZONTAL_COUNTS.map((n) => {
+    const ms = of(n);
+    const rate = median(ms.map((m) => m.rate));
+    const ceiling = (n * cap) / (SLOW_RECEIVER_MS / 1000);
+    const mid = ms.find((m) => m.rate === rate) ?? ms[0]!;
+    const list = (f: (m: Measure) => number, d = 0) => ms.map((m) => round(f(m), d)).join('/');
+    return {
+      scenario: `horizontal: ${n} delivery instance${n > 1 ? 's' : ''}, ${HORIZONTAL_PARTITIONS} partitions, ${SLOW_RECEIVER_MS} ms receiver`, value: rate, unit: 'delivered/s',
+      baseline: { name: `${n}×cap/0.2s`, value: ceiling }, ratio: rate / ceiling, target: '≥ 0.9', met: rate / ceiling >= 0.9, verified: ms.every((m) => m.ok),
+      details: {
+        tasks: s.horizontalTasks * n, cap, roundRates: list((m) => m.rate), vsTarget: rate / (0.9 * ceiling),
+        vs1: round(median(ms.map((m, k) => m.rate / one[k]!.rate)), 2), drainPerS: list((m) => m.drainRate),
+        partitions: mid.partitions.join('+'), shares: mid.shares.map((x) => round(x, 2)).join('/'),
+        deferred: list((m) => m.deferred), timeouts: ms.reduce((a, m) => a + m.timeouts, 0), errors: ms.reduce((a, m) => a + m.errors, 0), duplicates: ms.reduce((a, m) => a + m.duplicates, 0),
+        requestMs: list((m) => m.requestMs), slotFill: list((m) => m.slotFill, 2), benchLoopP99Ms: list((m) => m.benchLoopP99Ms), benchLoopMaxMs: list((m) => m.benchLoopMaxMs), gapMs: list((m) => m.gapMs), loopP99Ms: list((m) => m.loopP99Ms), loopMaxMs: list((m) => m.loopMaxMs), load1: list((m) => m.load1, 1),
+        // Cores busy over the measured window: delivery (all instances), the broker (when this run started it), the bench process (receiver), the whole machine.
+        deliveryCores: list((m) => m.deliveryCores, 2), deliveryUsPerTask: list((m) => (m.deliveryCores * 1e6) / m.rate), brokerCores: list((m) => m.brokerCores, 2), benchCores: list((m) => m.benchCores, 2), machineCores: list((m) => m.machineCores, 2), stealCores: list((m) => m.stealCores, 2),
+        writeS: round(mid.writeS, 1), drainS: round(mid.drainS, 1),
+        _warnings: ms.map((m) => m.warnings),
+      },
+      rssMb: mid.rss,
+    };
+  });
 }
 
 async function backlogScenario(ref: StackRef, prefix: string, s: Sizes, runId: string, receiver: (...a: Parameters<typeof startBenchReceiver>) => Promise<BenchReceiver>): Promise<Row> {

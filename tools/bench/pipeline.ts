@@ -7,12 +7,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Kafka, logLevel, Partitioners, type Producer } from 'kafkajs';
+import { AssignerProtocol, Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
 import { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { configKey, type Destination, type Source } from '@switchyard/platform/config-view/config-state';
 import { topicNames } from '@switchyard/platform/kafka/topics';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { repoRoot } from '../stack/paths.js';
+import { parseInstances, serviceInstances, type ScaledService } from '../stack/layout.js';
 import { freePort } from '../stack/ports.js';
 import { runOnce, spawnService, waitForHttp, type ServiceProcess } from '../stack/services.js';
 
@@ -46,6 +47,7 @@ export class Pipeline {
   readonly services: Service[] = [];
   private codec: AvroCodec | undefined;
   private producer: Producer | undefined;
+  private admin: Admin | undefined;
 
   constructor(readonly stack: StackRef, readonly prefix: string, env: NodeJS.ProcessEnv) {
     this.topics = topicNames(prefix);
@@ -114,10 +116,56 @@ export class Pipeline {
     return this.start(name, extra);
   }
 
+  /** The running instances of one service, oldest first. */
+  instances(name: string): Service[] {
+    return this.services.filter((x) => x.name === name);
+  }
+
+  /**
+   * Starts or stops instances of one service until `count` run (the newest stop first, SIGTERM),
+   * laid out as `npm start -- --instances` lays them out (tools/stack/layout.ts: with several, each
+   * fan-out or audiences instance gets a transactional id of its own), each on a free port. They
+   * share the service's consumer group, so Kafka splits the partitions between them.
+   */
+  async scale(name: ScaledService, count: number, extra: NodeJS.ProcessEnv = {}): Promise<Service[]> {
+    const running = this.instances(name);
+    if (running.length > count) {
+      const leaving = running.slice(count);
+      for (const x of leaving) this.services.splice(this.services.indexOf(x), 1);
+      await Promise.all(leaving.map((x) => x.stop()));
+    } else if (running.length < count) {
+      // start() sets the port itself (a free one), over the layout's fixed port.
+      const layout = serviceInstances(parseInstances(`${name}=${count}`), this.prefix).filter((x) => x.service === name);
+      await Promise.all(layout.slice(running.length).map((x) => this.start(name, { ...extra, ...x.env })));
+    }
+    return this.instances(name);
+  }
+
+  /**
+   * Waits until a consumer group is Stable with `members` members, each assigned some partition of
+   * `topic` (no rebalance left to happen under a load), and returns how many partitions of `topic`
+   * each member holds.
+   */
+  async waitForGroup(groupId: string, members: number, topic: string, timeoutMs = 60_000): Promise<number[]> {
+    if (!this.admin) { this.admin = rawKafka(this.stack, 'bench-admin').admin(); await this.admin.connect(); }
+    const deadline = Date.now() + timeoutMs;
+    let seen = '';
+    for (;;) {
+      const { groups: [g] } = await this.admin.describeGroups([groupId]);
+      const held = (g?.members ?? []).map((m) => AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment[topic]?.length ?? 0);
+      if (g?.state === 'Stable' && held.length === members && held.every((n) => n > 0)) return held;
+      seen = `${g?.state ?? 'no group'}, members holding ${held.join('/') || 'nothing'}`;
+      if (Date.now() > deadline) throw new Error(`group ${groupId}: not stable with ${members} members after ${timeoutMs} ms (${seen})`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
   async stopAll(): Promise<void> {
     await Promise.all(this.services.splice(0).map((s) => s.stop()));
     await this.producer?.disconnect();
     this.producer = undefined;
+    await this.admin?.disconnect();
+    this.admin = undefined;
   }
 }
 

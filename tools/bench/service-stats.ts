@@ -26,3 +26,19 @@ export function statsNote(before: ServiceStats, after: ServiceStats): string {
   const r = (n: number) => (Number.isFinite(n) ? Math.round(n) : n);
   return `gc ${r(after.gcMs - before.gcMs)} (major ${r(after.majorGcMs - before.majorGcMs)}) ms, loop p99/max ${r(after.loopP99Ms)}/${r(after.loopMaxMs)} ms`;
 }
+
+/**
+ * The sums of some counters or gauges over all their label sets, from a service's /metrics; a name
+ * may carry one label to match, e.g. `delivery_attempts_total{status_class="skipped"}`.
+ */
+export async function scrapeSums(url: string, names: string[]): Promise<Record<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const wanted = names.map((key) => { const i = key.indexOf('{'); return { key, name: i < 0 ? key : key.slice(0, i), label: i < 0 ? '' : key.slice(i + 1, -1) }; });
+  const sums: Record<string, number> = Object.fromEntries(names.map((n) => [n, 0]));
+  for (const line of text.split('\n')) {
+    const end = line.search(/[{ ]/);
+    const name = end < 0 ? line : line.slice(0, end);
+    for (const w of wanted) if (w.name === name && (!w.label || line.includes(w.label))) sums[w.key]! += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sums;
+}
