@@ -135,7 +135,7 @@ export class Pipeline {
       await Promise.all(leaving.map((x) => x.stop()));
     } else if (running.length < count) {
       // start() sets the port itself (a free one), over the layout's fixed port.
-      const layout = serviceInstances(parseInstances(`${name}=${count}`), this.prefix).filter((x) => x.service === name);
+      const layout = serviceInstances(parseInstances(`${name}=${count}`)).filter((x) => x.service === name);
       await Promise.all(layout.slice(running.length).map((x) => this.start(name, { ...extra, ...x.env })));
     }
     return this.instances(name);
