@@ -4,7 +4,7 @@
 // receiver and in the dead-letter topic: every acknowledged event must be delivered at least once
 // or dead-lettered with a reason. Prints one table row per scenario.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DeadLetter } from '@switchyard/platform/schemas/generated';
+import type { DeadLetter, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import type { FaultReceiver } from './fault-receiver.js';
 import { TopicReader } from './topic-reader.js';
 
@@ -141,6 +141,13 @@ export interface Tally {
   lostSample: string[];
   deadLetterReasons: Record<string, number>;
   seconds: number;
+  /**
+   * (messageId, destinationId) pairs written more than once to the delivery topic (read_committed):
+   * duplicates made by fan-out, which is exactly-once. Counted when `taskTopic` is given.
+   */
+  duplicateTasks?: number;
+  /** The longest gap between consecutive receiver arrivals of the scenario's events, and when it began (s from the start). */
+  longestPause?: { ms: number; atSeconds: number };
 }
 
 export interface SettleOptions {
@@ -150,6 +157,10 @@ export interface SettleOptions {
   destinationId: string;
   /** The dead-letter topic; read from the beginning (started here, stopped before returning). */
   deadLetterTopic: string;
+  /** The delivery topic: when given, its tasks for the destination are read too and duplicate tasks counted. */
+  taskTopic?: string;
+  /** The ingest topic: when tasks were written twice, how many times their events are there is told too (once: fan-out wrote them twice). */
+  inputTopic?: string;
   brokers?: string;
   /** Bound on the wait for every acknowledged event to be accounted for. */
   timeoutMs?: number;
@@ -165,25 +176,47 @@ export interface SettleOptions {
 export async function settle(o: SettleOptions): Promise<Tally> {
   const { load, receiver } = o;
   await load.done;
-  const reader = await new TopicReader([o.deadLetterTopic], o.brokers).start();
+  const reader = await new TopicReader(o.taskTopic ? [o.deadLetterTopic, o.taskTopic] : [o.deadLetterTopic], o.brokers).start();
   const letters = new Map<string, string>();
   const readLetters = () => {
     for (const d of reader.values<DeadLetter>(o.deadLetterTopic, (d) => d.task.destinationId === o.destinationId)) {
       try { letters.set(JSON.parse(d.task.body).messageId, d.reason); } catch { /* not an event body */ }
     }
   };
+  // Where each messageId's tasks are in the delivery topic and when fan-out made them
+  // (`partition/offset@seconds`; only committed ones: the reader is read_committed).
+  const tasks = new Map<string, string[]>();
+  let tasksRead = 0;
+  const readTasks = () => {
+    if (!o.taskTopic) return;
+    tasks.clear();
+    tasksRead = 0;
+    reader.values<DeliveryTask>(o.taskTopic, (t, r) => {
+      if (t.destinationId !== o.destinationId) return false;
+      tasks.set(t.messageId, [...(tasks.get(t.messageId) ?? []), `${r.partition}/${r.offset}@${((t.createdAt - startedAtOr(o.startedAt)) / 1000).toFixed(2)}s`]);
+      tasksRead++;
+      return false;
+    });
+  };
   const missing = () => [...load.acked].filter((id) => receiver.deliveredCount(id) === 0 && !letters.has(id));
+  // The task of every delivered event must have been read before duplicates are counted, and no new one for a while.
+  const tasksBehind = () => (o.taskTopic ? load.ids.filter((id) => receiver.deliveredCount(id) > 0 && !tasks.has(id)).length : 0);
   const deadline = Date.now() + (o.timeoutMs ?? 120_000);
   const quietMs = o.quietMs ?? 3000;
+  let tasksSeen = -1;
+  let tasksSteadySince = Date.now();
   try {
     for (;;) {
       readLetters();
+      readTasks();
+      if (tasksRead !== tasksSeen) { tasksSeen = tasksRead; tasksSteadySince = Date.now(); }
       const open = missing().length;
-      const quiet = Date.now() - receiver.lastActivity >= quietMs;
-      if ((open === 0 && quiet) || Date.now() > deadline) break;
+      const quiet = Date.now() - receiver.lastActivity >= quietMs && Date.now() - tasksSteadySince >= quietMs;
+      if ((open === 0 && quiet && tasksBehind() === 0) || Date.now() > deadline) break;
       await sleep(200);
     }
     readLetters();
+    readTasks();
   } finally {
     await reader.stop();
   }
@@ -204,11 +237,22 @@ export async function settle(o: SettleOptions): Promise<Tally> {
     scenario: o.scenario, sent: load.ids.length, acknowledged: load.acked.size, delivered, duplicated, deadLettered,
     lost: lost.length, lostSample: lost.slice(0, 10), deadLetterReasons: reasons, seconds: o.startedAt ? (Date.now() - o.startedAt) / 1000 : 0,
   };
+  const twice = [...tasks].filter(([, at]) => at.length > 1).map(([id]) => id);
+  if (o.taskTopic) {
+    tally.duplicateTasks = twice.length;
+    const behind = tasksBehind();
+    if (behind > 0) console.log(`#   ${o.scenario}: ${behind} delivered events whose task the reader had not seen by the deadline`);
+    tally.longestPause = longestPause(receiver, new Set(load.ids), startedAtOr(o.startedAt));
+  }
   report(tally, load);
-  if (tally.duplicated > 0 || tally.lost > 0) {
+  if (tally.duplicated > 0 || tally.lost > 0 || twice.length > 0) {
     // The story of a few of them, for whoever has to find out why.
     const dup = [...load.acked].filter((id) => receiver.deliveredCount(id) > 1).slice(0, 3);
-    for (const id of [...dup, ...tally.lostSample.slice(0, 3)]) {
+    if (twice.length) {
+      console.log(`#   tasks written more than once (partition/offset@made of each copy), e.g. ${twice.slice(0, 5).map((id) => `${id} at ${tasks.get(id)!.join(' and ')}`).join(', ')}`);
+      if (o.inputTopic) console.log(`#   the same events in ${o.inputTopic}: ${await copiesIn(o.inputTopic, twice.slice(0, 20), o.brokers)}`);
+    }
+    for (const id of [...dup, ...twice.slice(0, 3), ...tally.lostSample.slice(0, 3)]) {
       const t0 = startedAtOr(o.startedAt);
       console.log(`#   ${id}: ${receiver.log.filter((r) => r.messageId === id).map((r) => `${r.mode}@${((r.at - t0) / 1000).toFixed(2)}s`).join(' ')}; accepted ${receiver.accepted.filter((a) => a.messageId === id).map((a) => `${((a.at - t0) / 1000).toFixed(2)}s`).join(' ')}${letters.has(id) ? `; dead letter ${letters.get(id)}` : ''}`);
     }
@@ -218,12 +262,92 @@ export async function settle(o: SettleOptions): Promise<Tally> {
 
 const startedAtOr = (t: number | undefined) => t ?? 0;
 
+export interface IdentifyOptions {
+  scenario: string;
+  load: Load;
+  receiver: FaultReceiver;
+  /** Events per user in the load: user u's are events u × perUser … u × perUser + perUser − 1. */
+  perUser: number;
+  /** The user of event i (as the load's shape gives it). */
+  userOf: (i: number) => string;
+  /** The audience's trait in the identify calls (`three_buys`). */
+  trait: string;
+  startedAt: number;
+  /** Bound on the wait for every user's identify call (default 60 s). */
+  timeoutMs?: number;
+}
+
+/**
+ * The identify calls of an audience that every user enters on their `perUser`-th event, as a tally
+ * of their own: every user whose events were all acknowledged gets exactly one identify call with
+ * the trait `true` (missing ones are lost, extra ones duplicated).
+ */
+export async function settleIdentifies(o: IdentifyOptions): Promise<Tally> {
+  const { load, receiver, perUser } = o;
+  const users = new Set<string>();
+  for (let u = 0; u * perUser + perUser - 1 < load.ids.length; u++) {
+    if (Array.from({ length: perUser }, (_, k) => load.ids[u * perUser + k]!).every((id) => load.acked.has(id))) users.add(o.userOf(u * perUser));
+  }
+  const identifiesOf = () => {
+    const byUser = new Map<string, number>();
+    for (const a of receiver.accepted) {
+      const traits = a.body.traits as Record<string, unknown> | undefined;
+      if (a.body.type === 'identify' && traits?.[o.trait] === true) byUser.set(String(a.body.userId), (byUser.get(String(a.body.userId)) ?? 0) + 1);
+    }
+    return byUser;
+  };
+  const deadline = Date.now() + (o.timeoutMs ?? 60_000);
+  while ([...users].some((u) => !identifiesOf().has(u)) && Date.now() < deadline) await sleep(200);
+  await sleep(2000);
+  const byUser = identifiesOf();
+  const missing = [...users].filter((u) => !byUser.has(u));
+  const tally: Tally = {
+    scenario: `${o.scenario}: audience identify calls`, sent: users.size, acknowledged: users.size, delivered: users.size - missing.length,
+    duplicated: [...byUser.values()].reduce((s, n) => s + n - 1, 0), deadLettered: 0, lost: missing.length, lostSample: missing.slice(0, 10), deadLetterReasons: {}, seconds: (Date.now() - o.startedAt) / 1000,
+  };
+  report(tally);
+  const twice = [...byUser].filter(([, n]) => n > 1).map(([u]) => u);
+  if (twice.length) console.log(`#   users with more than one identify call, e.g. ${twice.slice(0, 5).join(', ')}`);
+  return tally;
+}
+
+/** How many times each messageId is in a topic of events (bounded wait), as `id ×n` (a summary when all agree). */
+async function copiesIn(topic: string, ids: string[], brokers?: string): Promise<string> {
+  const reader = await new TopicReader([topic], brokers).start();
+  const want = new Set(ids);
+  const count = () => {
+    const n = new Map<string, number>();
+    for (const v of reader.values<{ messageId?: string }>(topic, (v) => typeof v.messageId === 'string' && want.has(v.messageId))) n.set(v.messageId!, (n.get(v.messageId!) ?? 0) + 1);
+    return n;
+  };
+  try {
+    const deadline = Date.now() + 20_000;
+    while (count().size < want.size && Date.now() < deadline) await sleep(250);
+    await sleep(1000);
+  } finally {
+    await reader.stop();
+  }
+  const n = count();
+  const times = ids.map((id) => n.get(id) ?? 0);
+  return times.every((t) => t === times[0]) ? `each of the ${ids.length} sampled ${times[0]} time(s)` : ids.map((id, i) => `${id} ×${times[i]}`).join(', ');
+}
+
+/** The longest gap between consecutive arrivals (any request, any answer) of the given messageIds at the receiver. */
+export function longestPause(receiver: FaultReceiver, ids: Set<string>, t0: number): { ms: number; atSeconds: number } {
+  const at = receiver.log.filter((r) => r.messageId !== undefined && ids.has(r.messageId)).map((r) => r.at).sort((a, b) => a - b);
+  let best = { ms: 0, atSeconds: 0 };
+  for (let i = 1; i < at.length; i++) if (at[i]! - at[i - 1]! > best.ms) best = { ms: at[i]! - at[i - 1]!, atSeconds: (at[i - 1]! - t0) / 1000 };
+  return best;
+}
+
 /** The RELIABILITY.md table row, and the details behind it. */
 export function report(t: Tally, load?: Load): void {
   const pct = t.acknowledged ? ((t.duplicated / t.acknowledged) * 100).toFixed(2) : '0.00';
-  console.log(`# reliability-row | ${t.scenario} | ${t.sent} | ${t.acknowledged} | ${t.delivered} | ${t.duplicated} (${pct} %) | ${t.deadLettered} | ${t.lost} |`);
+  // The cluster suite's rows have two more columns: duplicate tasks and the longest pause in deliveries.
+  const more = t.duplicateTasks === undefined ? '' : ` ${t.duplicateTasks} | ${((t.longestPause?.ms ?? 0) / 1000).toFixed(1)} s |`;
+  console.log(`# reliability-row | ${t.scenario} | ${t.sent} | ${t.acknowledged} | ${t.delivered} | ${t.duplicated} (${pct} %) | ${t.deadLettered} | ${t.lost} |${more}`);
   const statuses = load ? JSON.stringify(Object.fromEntries(load.statuses)) : '';
-  console.log(`#   ${t.scenario}: ${t.seconds.toFixed(0)} s; ingest answers ${statuses}, ${load?.retries ?? 0} client retries, ${load?.givenUp.size ?? 0} given up, ${load?.rejected.size ?? 0} rejected; dead-letter reasons ${JSON.stringify(t.deadLetterReasons)}${t.lost ? `; lost e.g. ${t.lostSample.join(', ')}` : ''}`);
+  console.log(`#   ${t.scenario}: ${t.seconds.toFixed(0)} s; ingest answers ${statuses}, ${load?.retries ?? 0} client retries, ${load?.givenUp.size ?? 0} given up, ${load?.rejected.size ?? 0} rejected; dead-letter reasons ${JSON.stringify(t.deadLetterReasons)}${t.longestPause ? `; longest pause in deliveries ${t.longestPause.ms} ms from ${t.longestPause.atSeconds.toFixed(1)} s` : ''}${t.lost ? `; lost e.g. ${t.lostSample.join(', ')}` : ''}`);
 }
 
 /** Runs `action` at `count` seeded random moments within [from, to] ms from now, one after another. */
