@@ -205,6 +205,7 @@ export async function settle(o: SettleOptions): Promise<Tally> {
   const quietMs = o.quietMs ?? 3000;
   let tasksSeen = -1;
   let tasksSteadySince = Date.now();
+  let progressAt = Date.now() + 30_000;
   try {
     for (;;) {
       readLetters();
@@ -213,6 +214,10 @@ export async function settle(o: SettleOptions): Promise<Tally> {
       const open = missing().length;
       const quiet = Date.now() - receiver.lastActivity >= quietMs && Date.now() - tasksSteadySince >= quietMs;
       if ((open === 0 && quiet && tasksBehind() === 0) || Date.now() > deadline) break;
+      if (Date.now() > progressAt) {
+        progressAt = Date.now() + 30_000;
+        console.log(`#   ${o.scenario}: still settling: ${open} acknowledged events neither delivered nor dead-lettered (e.g. ${missing().slice(0, 3).join(', ')}), receiver quiet for ${((Date.now() - receiver.lastActivity) / 1000).toFixed(0)} s${o.taskTopic ? `, ${tasksRead} tasks read, ${tasksBehind()} delivered events whose task was not read yet` : ''}`);
+      }
       await sleep(200);
     }
     readLetters();
