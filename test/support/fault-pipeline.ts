@@ -18,12 +18,8 @@ export type Role = 'ingest' | 'fanout' | 'delivery' | 'delivery-main' | 'deliver
 const serviceOf = (role: Role) => (role.startsWith('delivery') ? 'delivery' : role);
 const extraEnv = (role: Role): NodeJS.ProcessEnv =>
   role === 'delivery-main' ? { DELIVERY_READS: 'main' } : role === 'delivery-retries' ? { DELIVERY_READS: 'retries' } : {};
-const transactionalIdVars: Partial<Record<Role, string>> = { fanout: 'FANOUT_TRANSACTIONAL_ID', audiences: 'AUDIENCES_TRANSACTIONAL_ID' };
 
-/**
- * One instance of a role. A slot keeps its port and its identity across restarts, as a StatefulSet
- * pod does: a replacement of slot k listens where the old one did and has its transactional id.
- */
+/** One instance of a role. A slot keeps its port across restarts: a replacement of slot k listens where the old one did. */
 interface Slot {
   svc: RunningService;
   env: NodeJS.ProcessEnv;
@@ -61,18 +57,6 @@ export class FaultPipeline {
     return pick.svc.url;
   }
 
-  /**
-   * The environment of slot k. fan-out and audiences each need a transactional id of their own per
-   * instance (sharing one, as the host-name default would on one machine, they would fence each
-   * other): slot 0 keeps the one the suite set, if any; slot k gets `<prefix><service>-<k+1>`.
-   */
-  private slotEnv(role: Role, k: number): NodeJS.ProcessEnv {
-    const env = { ...this.env, ...extraEnv(role) };
-    const txVar = transactionalIdVars[role];
-    if (txVar && (k > 0 || !env[txVar])) env[txVar] = `${this.prefix}${serviceOf(role)}-${k + 1}`;
-    return env;
-  }
-
   /** Stops instance `index` of a role with the signal (it must exit as a signalled process would) and starts it again on the same port. */
   async restart(role: Role, signal: NodeJS.Signals, index = 0): Promise<number | string> {
     const slot = this.slot(role, index);
@@ -101,8 +85,8 @@ export class FaultPipeline {
       exits.push(await slot.svc.stop(signal));
       slots.pop();
     }
-    const added = await Promise.allSettled(Array.from({ length: Math.max(0, count - slots.length) }, async (_, i) => {
-      const env = this.slotEnv(role, slots.length + i);
+    const added = await Promise.allSettled(Array.from({ length: Math.max(0, count - slots.length) }, async () => {
+      const env = { ...this.env, ...extraEnv(role) };
       return { svc: await startService(serviceOf(role), env), env, draining: false, paused: false };
     }));
     for (const r of added) if (r.status === 'fulfilled') slots.push(r.value);
