@@ -35,6 +35,8 @@ export class FaultCluster {
   /** Node id i (1-based) at index i − 1; undefined while that node is down. */
   private readonly procs: Array<RunningKafka | undefined>;
   private admin: Admin | undefined;
+  /** Restarts under way, by node id: a second restart of the same node waits for the first. */
+  private readonly starting = new Map<number, Promise<void>>();
 
   private constructor(private readonly opts: FaultClusterOptions, private readonly addresses: KafkaAddress[], nodes: RunningKafka[], readonly brokers: string) {
     this.procs = [...nodes];
@@ -77,7 +79,14 @@ export class FaultCluster {
   /** Starts node `id` again with its config, storage and ports; resolves once it answers metadata requests. */
   async restart(id: number): Promise<void> {
     if (this.procs[id - 1]) return;
-    this.procs[id - 1] = await startKafka({ libs: this.opts.libs, dir: nodeDir(this.opts.dir, id), heap: this.opts.heap, nodeId: id, cluster: this.addresses, ...this.addresses[id - 1]! });
+    let started = this.starting.get(id);
+    if (!started) {
+      started = startKafka({ libs: this.opts.libs, dir: nodeDir(this.opts.dir, id), heap: this.opts.heap, nodeId: id, cluster: this.addresses, ...this.addresses[id - 1]! })
+        .then((proc) => { this.procs[id - 1] = proc; })
+        .finally(() => this.starting.delete(id));
+      this.starting.set(id, started);
+    }
+    await started;
   }
 
   private async connected(): Promise<Admin> {
