@@ -146,6 +146,17 @@ export interface Tally {
    * duplicates made by fan-out, which is exactly-once. Counted when `taskTopic` is given.
    */
   duplicateTasks?: number;
+  /**
+   * Deliveries beyond one per task, summed over events (counted with `duplicateTasks`): re-sends by
+   * delivery, which is at-least-once. `duplicated` is these plus the deliveries of tasks written twice.
+   */
+  redelivered?: number;
+  /**
+   * The identify tally: users who got identify calls of more than one messageId (one emission each),
+   * summed beyond the first: emitted twice by audiences, which is exactly-once. A call delivered twice
+   * (one messageId) is in `duplicated` only.
+   */
+  duplicateEmissions?: number;
   /** The longest gap between consecutive receiver arrivals of the scenario's events, and when it began (s from the start). */
   longestPause?: { ms: number; atSeconds: number };
 }
@@ -245,6 +256,7 @@ export async function settle(o: SettleOptions): Promise<Tally> {
   const twice = [...tasks].filter(([, at]) => at.length > 1).map(([id]) => id);
   if (o.taskTopic) {
     tally.duplicateTasks = twice.length;
+    tally.redelivered = load.ids.reduce((sum, id) => sum + Math.max(0, receiver.deliveredCount(id) - Math.max(1, tasks.get(id)?.length ?? 0)), 0);
     const behind = tasksBehind();
     if (behind > 0) console.log(`#   ${o.scenario}: ${behind} delivered events whose task the reader had not seen by the deadline`);
     tally.longestPause = longestPause(receiver, new Set(load.ids), startedAtOr(o.startedAt));
@@ -293,11 +305,16 @@ export async function settleIdentifies(o: IdentifyOptions): Promise<Tally> {
   for (let u = 0; u * perUser + perUser - 1 < load.ids.length; u++) {
     if (Array.from({ length: perUser }, (_, k) => load.ids[u * perUser + k]!).every((id) => load.acked.has(id))) users.add(o.userOf(u * perUser));
   }
+  const emissions = new Map<string, Set<string>>();
   const identifiesOf = () => {
     const byUser = new Map<string, number>();
     for (const a of receiver.accepted) {
       const traits = a.body.traits as Record<string, unknown> | undefined;
-      if (a.body.type === 'identify' && traits?.[o.trait] === true) byUser.set(String(a.body.userId), (byUser.get(String(a.body.userId)) ?? 0) + 1);
+      if (a.body.type !== 'identify' || traits?.[o.trait] !== true) continue;
+      const user = String(a.body.userId);
+      byUser.set(user, (byUser.get(user) ?? 0) + 1);
+      if (!emissions.has(user)) emissions.set(user, new Set());
+      emissions.get(user)!.add(String(a.messageId));
     }
     return byUser;
   };
@@ -309,6 +326,7 @@ export async function settleIdentifies(o: IdentifyOptions): Promise<Tally> {
   const tally: Tally = {
     scenario: `${o.scenario}: audience identify calls`, sent: users.size, acknowledged: users.size, delivered: users.size - missing.length,
     duplicated: [...byUser.values()].reduce((s, n) => s + n - 1, 0), deadLettered: 0, lost: missing.length, lostSample: missing.slice(0, 10), deadLetterReasons: {}, seconds: (Date.now() - o.startedAt) / 1000,
+    duplicateEmissions: [...emissions.values()].reduce((s, ids) => s + ids.size - 1, 0),
   };
   report(tally);
   const twice = [...byUser].filter(([, n]) => n > 1).map(([u]) => u);
@@ -352,7 +370,7 @@ export function report(t: Tally, load?: Load): void {
   const more = t.duplicateTasks === undefined ? '' : ` ${t.duplicateTasks} | ${((t.longestPause?.ms ?? 0) / 1000).toFixed(1)} s |`;
   console.log(`# reliability-row | ${t.scenario} | ${t.sent} | ${t.acknowledged} | ${t.delivered} | ${t.duplicated} (${pct} %) | ${t.deadLettered} | ${t.lost} |${more}`);
   const statuses = load ? JSON.stringify(Object.fromEntries(load.statuses)) : '';
-  console.log(`#   ${t.scenario}: ${t.seconds.toFixed(0)} s; ingest answers ${statuses}, ${load?.retries ?? 0} client retries, ${load?.givenUp.size ?? 0} given up, ${load?.rejected.size ?? 0} rejected; dead-letter reasons ${JSON.stringify(t.deadLetterReasons)}${t.longestPause ? `; longest pause in deliveries ${t.longestPause.ms} ms from ${t.longestPause.atSeconds.toFixed(1)} s` : ''}${t.lost ? `; lost e.g. ${t.lostSample.join(', ')}` : ''}`);
+  console.log(`#   ${t.scenario}: ${t.seconds.toFixed(0)} s; ingest answers ${statuses}, ${load?.retries ?? 0} client retries, ${load?.givenUp.size ?? 0} given up, ${load?.rejected.size ?? 0} rejected; dead-letter reasons ${JSON.stringify(t.deadLetterReasons)}${t.redelivered !== undefined ? `; re-sent by delivery ${t.redelivered}` : ''}${t.duplicateEmissions !== undefined ? `; emitted more than once ${t.duplicateEmissions}` : ''}${t.longestPause ? `; longest pause in deliveries ${t.longestPause.ms} ms from ${t.longestPause.atSeconds.toFixed(1)} s` : ''}${t.lost ? `; lost e.g. ${t.lostSample.join(', ')}` : ''}`);
 }
 
 /** Runs `action` at `count` seeded random moments within [from, to] ms from now, one after another. */
