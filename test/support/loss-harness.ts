@@ -142,10 +142,17 @@ export interface Tally {
   deadLetterReasons: Record<string, number>;
   seconds: number;
   /**
-   * (messageId, destinationId) pairs written more than once to the delivery topic (read_committed):
-   * duplicates made by fan-out, which is exactly-once. Counted when `taskTopic` is given.
+   * (messageId, destinationId) pairs written to the delivery topic (read_committed) more times than
+   * their event is in the ingest topic: duplicates made by fan-out, which is exactly-once. Counted
+   * when `taskTopic` and `inputTopic` are given.
    */
   duplicateTasks?: number;
+  /**
+   * Events in the ingest topic more than once: a client re-sent a call whose records had reached
+   * Kafka though ingest answered 503 (its ack timeout) or the answer was lost. At-least-once at the
+   * API, as documented; fan-out rightly makes a task of each copy.
+   */
+  ingestDuplicates?: number;
   /**
    * Deliveries beyond one per task, summed over events (counted with `duplicateTasks`): re-sends by
    * delivery, which is at-least-once. `duplicated` is these plus the deliveries of tasks written twice.
@@ -170,7 +177,7 @@ export interface SettleOptions {
   deadLetterTopic: string;
   /** The delivery topic: when given, its tasks for the destination are read too and duplicate tasks counted. */
   taskTopic?: string;
-  /** The ingest topic: when tasks were written twice, how many times their events are there is told too (once: fan-out wrote them twice). */
+  /** The ingest topic (with `taskTopic`): read too, so that a task is a duplicate only beyond its event's copies there. */
   inputTopic?: string;
   brokers?: string;
   /** Bound on the wait for every acknowledged event to be accounted for. */
@@ -187,7 +194,7 @@ export interface SettleOptions {
 export async function settle(o: SettleOptions): Promise<Tally> {
   const { load, receiver } = o;
   await load.done;
-  const reader = await new TopicReader(o.taskTopic ? [o.deadLetterTopic, o.taskTopic] : [o.deadLetterTopic], o.brokers).start();
+  const reader = await new TopicReader([o.deadLetterTopic, ...(o.taskTopic ? [o.taskTopic] : []), ...(o.taskTopic && o.inputTopic ? [o.inputTopic] : [])], o.brokers).start();
   const letters = new Map<string, string>();
   const readLetters = () => {
     for (const d of reader.values<DeadLetter>(o.deadLetterTopic, (d) => d.task.destinationId === o.destinationId)) {
@@ -209,9 +216,20 @@ export async function settle(o: SettleOptions): Promise<Tally> {
       return false;
     });
   };
+  // How many times each event of the scenario (the load's, and identify calls made for its users) is in the ingest topic.
+  const copies = new Map<string, number>();
+  const readInput = () => {
+    if (!o.taskTopic || !o.inputTopic) return;
+    copies.clear();
+    reader.values<{ messageId?: unknown }>(o.inputTopic, (v) => {
+      if (typeof v.messageId === 'string' && tasks.has(v.messageId)) copies.set(v.messageId, (copies.get(v.messageId) ?? 0) + 1);
+      return false;
+    });
+  };
   const missing = () => [...load.acked].filter((id) => receiver.deliveredCount(id) === 0 && !letters.has(id));
-  // The task of every delivered event must have been read before duplicates are counted, and no new one for a while.
-  const tasksBehind = () => (o.taskTopic ? load.ids.filter((id) => receiver.deliveredCount(id) > 0 && !tasks.has(id)).length : 0);
+  // The task of every delivered event, and the event of every task, must have been read before
+  // duplicates are counted, and no new task for a while.
+  const tasksBehind = () => (o.taskTopic ? load.ids.filter((id) => receiver.deliveredCount(id) > 0 && !tasks.has(id)).length + (o.inputTopic ? [...tasks.keys()].filter((id) => !copies.has(id)).length : 0) : 0);
   const deadline = Date.now() + (o.timeoutMs ?? 120_000);
   const quietMs = o.quietMs ?? 3000;
   let tasksSeen = -1;
@@ -221,18 +239,20 @@ export async function settle(o: SettleOptions): Promise<Tally> {
     for (;;) {
       readLetters();
       readTasks();
+      readInput();
       if (tasksRead !== tasksSeen) { tasksSeen = tasksRead; tasksSteadySince = Date.now(); }
       const open = missing().length;
       const quiet = Date.now() - receiver.lastActivity >= quietMs && Date.now() - tasksSteadySince >= quietMs;
       if ((open === 0 && quiet && tasksBehind() === 0) || Date.now() > deadline) break;
       if (Date.now() > progressAt) {
         progressAt = Date.now() + 30_000;
-        console.log(`#   ${o.scenario}: still settling: ${open} acknowledged events neither delivered nor dead-lettered (e.g. ${missing().slice(0, 3).join(', ')}), receiver quiet for ${((Date.now() - receiver.lastActivity) / 1000).toFixed(0)} s${o.taskTopic ? `, ${tasksRead} tasks read, ${tasksBehind()} delivered events whose task was not read yet` : ''}`);
+        console.log(`#   ${o.scenario}: still settling: ${open} acknowledged events neither delivered nor dead-lettered (e.g. ${missing().slice(0, 3).join(', ')}), receiver quiet for ${((Date.now() - receiver.lastActivity) / 1000).toFixed(0)} s${o.taskTopic ? `, ${tasksRead} tasks read, ${tasksBehind()} delivered events whose task (or tasks whose event) was not read yet` : ''}`);
       }
       await sleep(200);
     }
     readLetters();
     readTasks();
+    readInput();
   } finally {
     await reader.stop();
   }
@@ -253,22 +273,20 @@ export async function settle(o: SettleOptions): Promise<Tally> {
     scenario: o.scenario, sent: load.ids.length, acknowledged: load.acked.size, delivered, duplicated, deadLettered,
     lost: lost.length, lostSample: lost.slice(0, 10), deadLetterReasons: reasons, seconds: o.startedAt ? (Date.now() - o.startedAt) / 1000 : 0,
   };
-  const twice = [...tasks].filter(([, at]) => at.length > 1).map(([id]) => id);
+  const twice = [...tasks].filter(([id, at]) => at.length > Math.max(1, copies.get(id) ?? 0)).map(([id]) => id);
   if (o.taskTopic) {
     tally.duplicateTasks = twice.length;
+    if (o.inputTopic) tally.ingestDuplicates = [...copies.values()].filter((n) => n > 1).length;
     tally.redelivered = load.ids.reduce((sum, id) => sum + Math.max(0, receiver.deliveredCount(id) - Math.max(1, tasks.get(id)?.length ?? 0)), 0);
     const behind = tasksBehind();
-    if (behind > 0) console.log(`#   ${o.scenario}: ${behind} delivered events whose task the reader had not seen by the deadline`);
+    if (behind > 0) console.log(`#   ${o.scenario}: ${behind} delivered events whose task (or tasks whose event) the reader had not seen by the deadline`);
     tally.longestPause = longestPause(receiver, new Set(load.ids), startedAtOr(o.startedAt));
   }
   report(tally, load);
   if (tally.duplicated > 0 || tally.lost > 0 || twice.length > 0) {
     // The story of a few of them, for whoever has to find out why.
     const dup = [...load.acked].filter((id) => receiver.deliveredCount(id) > 1).slice(0, 3);
-    if (twice.length) {
-      console.log(`#   tasks written more than once (partition/offset@made of each copy), e.g. ${twice.slice(0, 5).map((id) => `${id} at ${tasks.get(id)!.join(' and ')}`).join(', ')}`);
-      if (o.inputTopic) console.log(`#   the same events in ${o.inputTopic}: ${await copiesIn(o.inputTopic, twice.slice(0, 20), o.brokers)}`);
-    }
+    if (twice.length) console.log(`#   tasks written more often than their event is in ${o.inputTopic ?? 'the ingest topic'} (partition/offset@made of each copy; the event's copies), e.g. ${twice.slice(0, 5).map((id) => `${id} at ${tasks.get(id)!.join(' and ')} (×${copies.get(id) ?? '?'})`).join(', ')}`);
     for (const id of [...dup, ...twice.slice(0, 3), ...tally.lostSample.slice(0, 3)]) {
       const t0 = startedAtOr(o.startedAt);
       console.log(`#   ${id}: ${receiver.log.filter((r) => r.messageId === id).map((r) => `${r.mode}@${((r.at - t0) / 1000).toFixed(2)}s`).join(' ')}; accepted ${receiver.accepted.filter((a) => a.messageId === id).map((a) => `${((a.at - t0) / 1000).toFixed(2)}s`).join(' ')}${letters.has(id) ? `; dead letter ${letters.get(id)}` : ''}`);
@@ -334,27 +352,6 @@ export async function settleIdentifies(o: IdentifyOptions): Promise<Tally> {
   return tally;
 }
 
-/** How many times each messageId is in a topic of events (bounded wait), as `id ×n` (a summary when all agree). */
-async function copiesIn(topic: string, ids: string[], brokers?: string): Promise<string> {
-  const reader = await new TopicReader([topic], brokers).start();
-  const want = new Set(ids);
-  const count = () => {
-    const n = new Map<string, number>();
-    for (const v of reader.values<{ messageId?: string }>(topic, (v) => typeof v.messageId === 'string' && want.has(v.messageId))) n.set(v.messageId!, (n.get(v.messageId!) ?? 0) + 1);
-    return n;
-  };
-  try {
-    const deadline = Date.now() + 20_000;
-    while (count().size < want.size && Date.now() < deadline) await sleep(250);
-    await sleep(1000);
-  } finally {
-    await reader.stop();
-  }
-  const n = count();
-  const times = ids.map((id) => n.get(id) ?? 0);
-  return times.every((t) => t === times[0]) ? `each of the ${ids.length} sampled ${times[0]} time(s)` : ids.map((id, i) => `${id} ×${times[i]}`).join(', ');
-}
-
 /** The longest gap between consecutive arrivals (any request, any answer) of the given messageIds at the receiver. */
 export function longestPause(receiver: FaultReceiver, ids: Set<string>, t0: number): { ms: number; atSeconds: number } {
   const at = receiver.log.filter((r) => r.messageId !== undefined && ids.has(r.messageId)).map((r) => r.at).sort((a, b) => a - b);
@@ -370,7 +367,7 @@ export function report(t: Tally, load?: Load): void {
   const more = t.duplicateTasks === undefined ? '' : ` ${t.duplicateTasks} | ${((t.longestPause?.ms ?? 0) / 1000).toFixed(1)} s |`;
   console.log(`# reliability-row | ${t.scenario} | ${t.sent} | ${t.acknowledged} | ${t.delivered} | ${t.duplicated} (${pct} %) | ${t.deadLettered} | ${t.lost} |${more}`);
   const statuses = load ? JSON.stringify(Object.fromEntries(load.statuses)) : '';
-  console.log(`#   ${t.scenario}: ${t.seconds.toFixed(0)} s; ingest answers ${statuses}, ${load?.retries ?? 0} client retries, ${load?.givenUp.size ?? 0} given up, ${load?.rejected.size ?? 0} rejected; dead-letter reasons ${JSON.stringify(t.deadLetterReasons)}${t.redelivered !== undefined ? `; re-sent by delivery ${t.redelivered}` : ''}${t.duplicateEmissions !== undefined ? `; emitted more than once ${t.duplicateEmissions}` : ''}${t.longestPause ? `; longest pause in deliveries ${t.longestPause.ms} ms from ${t.longestPause.atSeconds.toFixed(1)} s` : ''}${t.lost ? `; lost e.g. ${t.lostSample.join(', ')}` : ''}`);
+  console.log(`#   ${t.scenario}: ${t.seconds.toFixed(0)} s; ingest answers ${statuses}, ${load?.retries ?? 0} client retries, ${load?.givenUp.size ?? 0} given up, ${load?.rejected.size ?? 0} rejected; dead-letter reasons ${JSON.stringify(t.deadLetterReasons)}${t.ingestDuplicates !== undefined ? `; in the ingest topic twice ${t.ingestDuplicates}` : ''}${t.redelivered !== undefined ? `; re-sent by delivery ${t.redelivered}` : ''}${t.duplicateEmissions !== undefined ? `; emitted more than once ${t.duplicateEmissions}` : ''}${t.longestPause ? `; longest pause in deliveries ${t.longestPause.ms} ms from ${t.longestPause.atSeconds.toFixed(1)} s` : ''}${t.lost ? `; lost e.g. ${t.lostSample.join(', ')}` : ''}`);
 }
 
 /** Runs `action` at `count` seeded random moments within [from, to] ms from now, one after another. */
