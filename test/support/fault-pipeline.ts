@@ -124,7 +124,7 @@ export class FaultPipeline {
 
   /**
    * A source, a destination and its receiver of their own (optionally an audience), written to the
-   * config topic; resolves once a probe event went through ingest, fan-out and delivery.
+   * config topic; resolves once a probe event through each ingest instance went through fan-out and delivery.
    */
   async scenario(label: string, receiverOpts: FaultReceiverOptions = {}, audience?: Omit<Audience, 'id' | 'sourceId' | 'createdAt' | 'updatedAt'>): Promise<{ source: Source; destination: Destination; receiver: FaultReceiver; audience?: Audience }> {
     const receiver = await new FaultReceiver(receiverOpts).start();
@@ -138,17 +138,22 @@ export class FaultPipeline {
       await writeAudience(this.prefix, made);
     }
     const auth = `Basic ${Buffer.from(`${source.writeKeys[0]}:`).toString('base64')}`;
-    const probe = `${label}-probe`;
+    // One probe through each ingest instance (the first through the first): every one of them knows
+    // the new source before the load starts, and its records went through fan-out and delivery.
+    const urls = (this.slots.get('ingest') ?? []).map((s) => s.svc.url);
     const deadline = Date.now() + 60_000;
-    for (;;) {
-      if (Date.now() > deadline) throw new Error(`${label}: the probe was not delivered within 60 s`);
-      if (receiver.deliveredCount(probe) > 0) break;
-      try {
-        const res = await fetch(`${this.ingestUrl}/v1/track`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify({ userId: 'probe', event: 'Probe', messageId: probe }) });
-        await res.arrayBuffer();
-        if (res.ok) await waitUntil(() => receiver.deliveredCount(probe) > 0, 10_000);
-      } catch { /* not there yet */ }
-      await sleep(300);
+    for (const [k, url] of (urls.length ? urls : [this.ingestUrl]).entries()) {
+      const probe = k === 0 ? `${label}-probe` : `${label}-probe-${k + 1}`;
+      for (;;) {
+        if (Date.now() > deadline) throw new Error(`${label}: the probe through ${url} was not delivered within 60 s`);
+        if (receiver.deliveredCount(probe) > 0) break;
+        try {
+          const res = await fetch(`${url}/v1/track`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify({ userId: 'probe', event: 'Probe', messageId: probe }) });
+          await res.arrayBuffer();
+          if (res.ok) await waitUntil(() => receiver.deliveredCount(probe) > 0, 10_000);
+        } catch { /* not there yet */ }
+        await sleep(300);
+      }
     }
     return { source, destination, receiver, audience: made };
   }
