@@ -127,8 +127,8 @@ describe('faults: a three-broker cluster, several instances of every service', {
       progress = setInterval(() => r.log(`at ${r.at()}: ${load.acked.size}/${sizes.events} acknowledged, answers ${JSON.stringify(Object.fromEntries(load.statuses))}, ${receiver.accepted.length} deliveries, receiver quiet ${((Date.now() - receiver.lastActivity) / 1000).toFixed(0)} s`), 10_000).unref();
       await faults(r);
       // Reduced, a scenario that cannot settle must fail soon enough for the others to run.
-      const events = await settle({ scenario: name, load, receiver, destinationId: destination.id, deadLetterTopic: p.topics.deadLetter, taskTopic: p.topics.delivery, inputTopic: p.topics.ingest, startedAt, timeoutMs: scale(45_000, 180_000) });
-      const identifies = await settleIdentifies({ scenario: name, load, receiver, perUser: BUYS, userOf, trait: 'three_buys', startedAt, timeoutMs: scale(20_000, 60_000) });
+      const events = await settle({ scenario: name, load, receiver, destinationId: destination.id, deadLetterTopic: p.topics.deadLetter, taskTopic: p.topics.delivery, inputTopic: p.topics.ingest, startedAt, timeoutMs: scale(45_000, 90_000) });
+      const identifies = await settleIdentifies({ scenario: name, load, receiver, perUser: BUYS, userOf, trait: 'three_buys', startedAt, timeoutMs: scale(20_000, 30_000) });
       return { events, identifies, load };
     } finally {
       clearInterval(progress);
