@@ -6,10 +6,9 @@
 // (npm run test:reliability) runs one scenario per service with several kills each.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FaultReceiver } from './support/fault-receiver.js';
 import { FaultPipeline, type Role } from './support/fault-pipeline.js';
-import { FULL, Load, atRandomMoments, report, scale, seeded, settle, type Tally } from './support/loss-harness.js';
+import { FULL, Load, atRandomMoments, scale, seeded, settle, settleIdentifies, type Tally } from './support/loss-harness.js';
 import { pipelineEnv, setupTopics } from './support/services.js';
 import { uniquePrefix } from './support/stack.js';
 
@@ -51,28 +50,7 @@ describe('faults: services killed and stopped under load', () => {
     const events = await settle({ scenario: name, load, receiver, destinationId: destination.id, deadLetterTopic: pipeline.topics.deadLetter, startedAt, timeoutMs: 180_000 });
 
     // Every user whose three purchases were acknowledged enters the audience: one identify each.
-    const users = new Set<string>();
-    for (let u = 0; u * BUYS + BUYS - 1 < sizes.events; u++) {
-      if (Array.from({ length: BUYS }, (_, k) => load.ids[u * BUYS + k]!).every((id) => load.acked.has(id))) users.add(userOf(u * BUYS));
-    }
-    const identifiesOf = () => {
-      const byUser = new Map<string, number>();
-      for (const a of receiver.accepted) {
-        const traits = a.body.traits as Record<string, unknown> | undefined;
-        if (a.body.type === 'identify' && traits?.three_buys === true) byUser.set(String(a.body.userId), (byUser.get(String(a.body.userId)) ?? 0) + 1);
-      }
-      return byUser;
-    };
-    const deadline = Date.now() + 60_000;
-    while ([...users].some((u) => !identifiesOf().has(u)) && Date.now() < deadline) await sleep(200);
-    await sleep(2000);
-    const byUser = identifiesOf();
-    const missing = [...users].filter((u) => !byUser.has(u));
-    const identifies: Tally = {
-      scenario: `${name}: audience identify calls`, sent: users.size, acknowledged: users.size, delivered: users.size - missing.length,
-      duplicated: [...byUser.values()].reduce((s, n) => s + n - 1, 0), deadLettered: 0, lost: missing.length, lostSample: missing.slice(0, 10), deadLetterReasons: {}, seconds: (Date.now() - startedAt) / 1000,
-    };
-    report(identifies);
+    const identifies = await settleIdentifies({ scenario: name, load, receiver, perUser: BUYS, userOf, trait: 'three_buys', startedAt });
     return { events, identifies };
   };
 

@@ -4,7 +4,7 @@
 // receiver and in the dead-letter topic: every acknowledged event must be delivered at least once
 // or dead-lettered with a reason. Prints one table row per scenario.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DeadLetter } from '@switchyard/platform/schemas/generated';
+import type { DeadLetter, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import type { FaultReceiver } from './fault-receiver.js';
 import { TopicReader } from './topic-reader.js';
 
@@ -141,6 +141,31 @@ export interface Tally {
   lostSample: string[];
   deadLetterReasons: Record<string, number>;
   seconds: number;
+  /**
+   * (messageId, destinationId) pairs written to the delivery topic (read_committed) more times than
+   * their event is in the ingest topic: duplicates made by fan-out, which is exactly-once. Counted
+   * when `taskTopic` and `inputTopic` are given.
+   */
+  duplicateTasks?: number;
+  /**
+   * Events in the ingest topic more than once: a client re-sent a call whose records had reached
+   * Kafka though ingest answered 503 (its ack timeout) or the answer was lost. At-least-once at the
+   * API, as documented; fan-out rightly makes a task of each copy.
+   */
+  ingestDuplicates?: number;
+  /**
+   * Deliveries beyond one per task, summed over events (counted with `duplicateTasks`): re-sends by
+   * delivery, which is at-least-once. `duplicated` is these plus the deliveries of tasks written twice.
+   */
+  redelivered?: number;
+  /**
+   * The identify tally: users who got identify calls of more than one messageId (one emission each),
+   * summed beyond the first: emitted twice by audiences, which is exactly-once. A call delivered twice
+   * (one messageId) is in `duplicated` only.
+   */
+  duplicateEmissions?: number;
+  /** The longest gap between consecutive receiver arrivals of the scenario's events, and when it began (s from the start). */
+  longestPause?: { ms: number; atSeconds: number };
 }
 
 export interface SettleOptions {
@@ -150,6 +175,10 @@ export interface SettleOptions {
   destinationId: string;
   /** The dead-letter topic; read from the beginning (started here, stopped before returning). */
   deadLetterTopic: string;
+  /** The delivery topic: when given, its tasks for the destination are read too and duplicate tasks counted. */
+  taskTopic?: string;
+  /** The ingest topic (with `taskTopic`): read too, so that a task is a duplicate only beyond its event's copies there. */
+  inputTopic?: string;
   brokers?: string;
   /** Bound on the wait for every acknowledged event to be accounted for. */
   timeoutMs?: number;
@@ -165,25 +194,65 @@ export interface SettleOptions {
 export async function settle(o: SettleOptions): Promise<Tally> {
   const { load, receiver } = o;
   await load.done;
-  const reader = await new TopicReader([o.deadLetterTopic], o.brokers).start();
+  const reader = await new TopicReader([o.deadLetterTopic, ...(o.taskTopic ? [o.taskTopic] : []), ...(o.taskTopic && o.inputTopic ? [o.inputTopic] : [])], o.brokers).start();
   const letters = new Map<string, string>();
   const readLetters = () => {
     for (const d of reader.values<DeadLetter>(o.deadLetterTopic, (d) => d.task.destinationId === o.destinationId)) {
       try { letters.set(JSON.parse(d.task.body).messageId, d.reason); } catch { /* not an event body */ }
     }
   };
+  // Where each messageId's tasks are in the delivery topic and when fan-out made them
+  // (`partition/offset@seconds`; only committed ones: the reader is read_committed).
+  const tasks = new Map<string, string[]>();
+  let tasksRead = 0;
+  const readTasks = () => {
+    if (!o.taskTopic) return;
+    tasks.clear();
+    tasksRead = 0;
+    reader.values<DeliveryTask>(o.taskTopic, (t, r) => {
+      if (t.destinationId !== o.destinationId) return false;
+      tasks.set(t.messageId, [...(tasks.get(t.messageId) ?? []), `${r.partition}/${r.offset}@${((t.createdAt - startedAtOr(o.startedAt)) / 1000).toFixed(2)}s`]);
+      tasksRead++;
+      return false;
+    });
+  };
+  // How many times each event of the scenario (the load's, and identify calls made for its users) is in the ingest topic.
+  const copies = new Map<string, number>();
+  const readInput = () => {
+    if (!o.taskTopic || !o.inputTopic) return;
+    copies.clear();
+    reader.values<{ messageId?: unknown }>(o.inputTopic, (v) => {
+      if (typeof v.messageId === 'string' && tasks.has(v.messageId)) copies.set(v.messageId, (copies.get(v.messageId) ?? 0) + 1);
+      return false;
+    });
+  };
   const missing = () => [...load.acked].filter((id) => receiver.deliveredCount(id) === 0 && !letters.has(id));
+  // The task of every delivered event, and the event of every task, must have been read before
+  // duplicates are counted, and no new task for a while.
+  const tasksBehind = () => (o.taskTopic ? load.ids.filter((id) => receiver.deliveredCount(id) > 0 && !tasks.has(id)).length + (o.inputTopic ? [...tasks.keys()].filter((id) => !copies.has(id)).length : 0) : 0);
   const deadline = Date.now() + (o.timeoutMs ?? 120_000);
   const quietMs = o.quietMs ?? 3000;
+  let tasksSeen = -1;
+  let tasksSteadySince = Date.now();
+  let progressAt = Date.now() + 30_000;
   try {
     for (;;) {
       readLetters();
+      readTasks();
+      readInput();
+      if (tasksRead !== tasksSeen) { tasksSeen = tasksRead; tasksSteadySince = Date.now(); }
       const open = missing().length;
-      const quiet = Date.now() - receiver.lastActivity >= quietMs;
-      if ((open === 0 && quiet) || Date.now() > deadline) break;
+      const quiet = Date.now() - receiver.lastActivity >= quietMs && Date.now() - tasksSteadySince >= quietMs;
+      if ((open === 0 && quiet && tasksBehind() === 0) || Date.now() > deadline) break;
+      if (Date.now() > progressAt) {
+        progressAt = Date.now() + 30_000;
+        console.log(`#   ${o.scenario}: still settling: ${open} acknowledged events neither delivered nor dead-lettered (e.g. ${missing().slice(0, 3).join(', ')}), receiver quiet for ${((Date.now() - receiver.lastActivity) / 1000).toFixed(0)} s${o.taskTopic ? `, ${tasksRead} tasks read, ${tasksBehind()} delivered events whose task (or tasks whose event) was not read yet` : ''}`);
+      }
       await sleep(200);
     }
     readLetters();
+    readTasks();
+    readInput();
   } finally {
     await reader.stop();
   }
@@ -204,11 +273,21 @@ export async function settle(o: SettleOptions): Promise<Tally> {
     scenario: o.scenario, sent: load.ids.length, acknowledged: load.acked.size, delivered, duplicated, deadLettered,
     lost: lost.length, lostSample: lost.slice(0, 10), deadLetterReasons: reasons, seconds: o.startedAt ? (Date.now() - o.startedAt) / 1000 : 0,
   };
+  const twice = [...tasks].filter(([id, at]) => at.length > Math.max(1, copies.get(id) ?? 0)).map(([id]) => id);
+  if (o.taskTopic) {
+    tally.duplicateTasks = twice.length;
+    if (o.inputTopic) tally.ingestDuplicates = [...copies.values()].filter((n) => n > 1).length;
+    tally.redelivered = load.ids.reduce((sum, id) => sum + Math.max(0, receiver.deliveredCount(id) - Math.max(1, tasks.get(id)?.length ?? 0)), 0);
+    const behind = tasksBehind();
+    if (behind > 0) console.log(`#   ${o.scenario}: ${behind} delivered events whose task (or tasks whose event) the reader had not seen by the deadline`);
+    tally.longestPause = longestPause(receiver, new Set(load.ids), startedAtOr(o.startedAt));
+  }
   report(tally, load);
-  if (tally.duplicated > 0 || tally.lost > 0) {
+  if (tally.duplicated > 0 || tally.lost > 0 || twice.length > 0) {
     // The story of a few of them, for whoever has to find out why.
     const dup = [...load.acked].filter((id) => receiver.deliveredCount(id) > 1).slice(0, 3);
-    for (const id of [...dup, ...tally.lostSample.slice(0, 3)]) {
+    if (twice.length) console.log(`#   tasks written more often than their event is in ${o.inputTopic ?? 'the ingest topic'} (partition/offset@made of each copy; the event's copies), e.g. ${twice.slice(0, 5).map((id) => `${id} at ${tasks.get(id)!.join(' and ')} (×${copies.get(id) ?? '?'})`).join(', ')}`);
+    for (const id of [...dup, ...twice.slice(0, 3), ...tally.lostSample.slice(0, 3)]) {
       const t0 = startedAtOr(o.startedAt);
       console.log(`#   ${id}: ${receiver.log.filter((r) => r.messageId === id).map((r) => `${r.mode}@${((r.at - t0) / 1000).toFixed(2)}s`).join(' ')}; accepted ${receiver.accepted.filter((a) => a.messageId === id).map((a) => `${((a.at - t0) / 1000).toFixed(2)}s`).join(' ')}${letters.has(id) ? `; dead letter ${letters.get(id)}` : ''}`);
     }
@@ -218,12 +297,77 @@ export async function settle(o: SettleOptions): Promise<Tally> {
 
 const startedAtOr = (t: number | undefined) => t ?? 0;
 
+export interface IdentifyOptions {
+  scenario: string;
+  load: Load;
+  receiver: FaultReceiver;
+  /** Events per user in the load: user u's are events u × perUser … u × perUser + perUser − 1. */
+  perUser: number;
+  /** The user of event i (as the load's shape gives it). */
+  userOf: (i: number) => string;
+  /** The audience's trait in the identify calls (`three_buys`). */
+  trait: string;
+  startedAt: number;
+  /** Bound on the wait for every user's identify call (default 60 s). */
+  timeoutMs?: number;
+}
+
+/**
+ * The identify calls of an audience that every user enters on their `perUser`-th event, as a tally
+ * of their own: every user whose events were all acknowledged gets exactly one identify call with
+ * the trait `true` (missing ones are lost, extra ones duplicated).
+ */
+export async function settleIdentifies(o: IdentifyOptions): Promise<Tally> {
+  const { load, receiver, perUser } = o;
+  const users = new Set<string>();
+  for (let u = 0; u * perUser + perUser - 1 < load.ids.length; u++) {
+    if (Array.from({ length: perUser }, (_, k) => load.ids[u * perUser + k]!).every((id) => load.acked.has(id))) users.add(o.userOf(u * perUser));
+  }
+  const emissions = new Map<string, Set<string>>();
+  const identifiesOf = () => {
+    const byUser = new Map<string, number>();
+    for (const a of receiver.accepted) {
+      const traits = a.body.traits as Record<string, unknown> | undefined;
+      if (a.body.type !== 'identify' || traits?.[o.trait] !== true) continue;
+      const user = String(a.body.userId);
+      byUser.set(user, (byUser.get(user) ?? 0) + 1);
+      if (!emissions.has(user)) emissions.set(user, new Set());
+      emissions.get(user)!.add(String(a.messageId));
+    }
+    return byUser;
+  };
+  const deadline = Date.now() + (o.timeoutMs ?? 60_000);
+  while ([...users].some((u) => !identifiesOf().has(u)) && Date.now() < deadline) await sleep(200);
+  await sleep(2000);
+  const byUser = identifiesOf();
+  const missing = [...users].filter((u) => !byUser.has(u));
+  const tally: Tally = {
+    scenario: `${o.scenario}: audience identify calls`, sent: users.size, acknowledged: users.size, delivered: users.size - missing.length,
+    duplicated: [...byUser.values()].reduce((s, n) => s + n - 1, 0), deadLettered: 0, lost: missing.length, lostSample: missing.slice(0, 10), deadLetterReasons: {}, seconds: (Date.now() - o.startedAt) / 1000,
+    duplicateEmissions: [...emissions.values()].reduce((s, ids) => s + ids.size - 1, 0),
+  };
+  report(tally);
+  const twice = [...byUser].filter(([, n]) => n > 1).map(([u]) => u);
+  if (twice.length) console.log(`#   users with more than one identify call, e.g. ${twice.slice(0, 5).join(', ')}`);
+  return tally;
+}
+
+/** The longest gap between consecutive arrivals (any request, any answer) of the given messageIds at the receiver. */
+export function longestPause(receiver: FaultReceiver, ids: Set<string>, t0: number): { ms: number; atSeconds: number } {
+  const at = receiver.log.filter((r) => r.messageId !== undefined && ids.has(r.messageId)).map((r) => r.at).sort((a, b) => a - b);
+  let best = { ms: 0, atSeconds: 0 };
+  for (let i = 1; i < at.length; i++) if (at[i]! - at[i - 1]! > best.ms) best = { ms: at[i]! - at[i - 1]!, atSeconds: (at[i - 1]! - t0) / 1000 };
+  return best;
+}
+
 /** The RELIABILITY.md table row, and the details behind it. */
 export function report(t: Tally, load?: Load): void {
   const pct = t.acknowledged ? ((t.duplicated / t.acknowledged) * 100).toFixed(2) : '0.00';
-  console.log(`# reliability-row | ${t.scenario} | ${t.sent} | ${t.acknowledged} | ${t.delivered} | ${t.duplicated} (${pct} %) | ${t.deadLettered} | ${t.lost} |`);
+  // The cluster suite's rows have two more columns: duplicate tasks and the longest pause in deliveries.
+  const more = t.duplicateTasks === undefined ? '' : ` ${t.duplicateTasks} | ${((t.longestPause?.ms ?? 0) / 1000).toFixed(1)} s |`;
+  console.log(`# reliability-row | ${t.scenario} | ${t.sent} | ${t.acknowledged} | ${t.delivered} | ${t.duplicated} (${pct} %) | ${t.deadLettered} | ${t.lost} |${more}`);
   const statuses = load ? JSON.stringify(Object.fromEntries(load.statuses)) : '';
-  console.log(`#   ${t.scenario}: ${t.seconds.toFixed(0)} s; ingest answers ${statuses}, ${load?.retries ?? 0} client retries, ${load?.givenUp.size ?? 0} given up, ${load?.rejected.size ?? 0} rejected; dead-letter reasons ${JSON.stringify(t.deadLetterReasons)}${t.lost ? `; lost e.g. ${t.lostSample.join(', ')}` : ''}`);
+  console.log(`#   ${t.scenario}: ${t.seconds.toFixed(0)} s; ingest answers ${statuses}, ${load?.retries ?? 0} client retries, ${load?.givenUp.size ?? 0} given up, ${load?.rejected.size ?? 0} rejected; dead-letter reasons ${JSON.stringify(t.deadLetterReasons)}${t.ingestDuplicates !== undefined ? `; in the ingest topic twice ${t.ingestDuplicates}` : ''}${t.redelivered !== undefined ? `; re-sent by delivery ${t.redelivered}` : ''}${t.duplicateEmissions !== undefined ? `; emitted more than once ${t.duplicateEmissions}` : ''}${t.longestPause ? `; longest pause in deliveries ${t.longestPause.ms} ms from ${t.longestPause.atSeconds.toFixed(1)} s` : ''}${t.lost ? `; lost e.g. ${t.lostSample.join(', ')}` : ''}`);
 }
 
 /** Runs `action` at `count` seeded random moments within [from, to] ms from now, one after another. */

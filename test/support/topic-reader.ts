@@ -2,7 +2,7 @@
 // keeps it, so tests can wait for what they expect and check that nothing else arrived.
 import { randomUUID } from 'node:crypto';
 import { AvroCodec, type Decoded } from '@switchyard/platform/codec/avro-codec';
-import type { Consumer } from '@switchyard/platform/kafka/client';
+import { createConsumer, type Consumer } from '@switchyard/platform/kafka/client';
 import { testKafka, testStack } from './stack.js';
 
 export interface ReadRecord {
@@ -19,12 +19,15 @@ export class TopicReader {
   readonly records: ReadRecord[] = [];
   private consumer: Consumer | undefined;
   private listeners = new Set<() => void>();
+  /** topic/partition/offset of every record kept: a record read again (after a rebalance) is kept once. */
+  private readonly seen = new Set<string>();
 
   constructor(private readonly topics: string[], private readonly brokers?: string) {}
 
   async start(): Promise<this> {
     const codec = new AvroCodec({ registryUrl: testStack().registryUrl });
-    const consumer = testKafka('reader', this.brokers).consumer({ groupId: `test-reader-${randomUUID()}`, maxWaitTimeInMs: 100 });
+    // Run again after a crash kafkajs does not recover from (a broker killed under a fault suite).
+    const consumer = createConsumer(testKafka('reader', this.brokers), { groupId: `test-reader-${randomUUID()}`, maxWaitTimeInMs: 100 });
     this.consumer = consumer;
     await consumer.connect();
     for (const topic of this.topics) await consumer.subscribe({ topic, fromBeginning: true });
@@ -33,13 +36,25 @@ export class TopicReader {
     consumer.on(consumer.events.GROUP_JOIN, () => joined());
     await consumer.run({
       eachMessage: async ({ topic, partition, message }) => {
+        const at = `${topic}/${partition}/${message.offset}`;
+        if (this.seen.has(at)) return;
+        this.seen.add(at);
         let decoded: Decoded | undefined;
         try { decoded = await codec.decode(message.value); } catch { decoded = undefined; }
         this.records.push({ topic, partition, offset: message.offset, key: message.key?.toString() ?? null, decoded, raw: message.value });
         for (const l of this.listeners) l();
       },
     });
-    await ready;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`topic reader of ${this.topics.join(', ')}: not in its group after 60 s`)), 60_000); });
+    try {
+      await Promise.race([ready, timeout]);
+    } catch (err) {
+      await consumer.disconnect().catch(() => undefined);
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
     return this;
   }
 
