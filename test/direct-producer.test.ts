@@ -2,10 +2,12 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { topicNames } from '@switchyard/platform/kafka/topics';
-import { produceTrack } from '../examples/direct-producer.js';
-import { pipelineEnv, setupTopics } from './support/services.js';
+// Before the example, which loads kafkajs itself: the platform's Kafka client must load kafkajs
+// first, with its corrected aborted-record filter (kafka/kafkajs-aborted-filter.ts).
 import { testStack, uniquePrefix } from './support/stack.js';
+import { pipelineEnv, setupTopics } from './support/services.js';
 import { TopicReader } from './support/topic-reader.js';
+import { produceTrack } from '../examples/direct-producer.js';
 
 it('examples/direct-producer.ts writes a Track our codec decodes, keyed by source and user', async () => {
   const prefix = uniquePrefix('direct');
