@@ -2,7 +2,7 @@
 // started fresh), one topic prefix per pipeline (setup), sources and destinations written to the
 // config topic, the services spawned from source through tsx exactly as `npm start` and the tests
 // run them, delivery tasks written straight to the delivery topic, and RSS read from /proc.
-import '@switchyard/platform/kafka/kafkajs-aborted-filter';
+import '@switchyard/platform/kafka/kafkajs-fixes';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-import './kafkajs-aborted-filter.js';
+import './kafkajs-fixes.js';
 import { Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
 import type { Logger } from '../logger.js';
 

@@ -1,4 +1,4 @@
-import './kafkajs-aborted-filter.js';
+import './kafkajs-fixes.js';
 import { Kafka, logLevel, Partitioners, type Producer, type Admin, type Consumer, type ConsumerConfig, type ConsumerRunConfig, type EachBatchPayload, type KafkaConfig, type LogEntry } from 'kafkajs';
 import type { Logger } from '../logger.js';
 

@@ -7,11 +7,8 @@
 // transaction; DumpLogSegments showed the ABORT marker, and both delivery and the test's reader
 // still read the records. The broker orders the list by where each transaction ended, not began.
 //
-// The corrected filter below (aborted transactions taken in order of first offset, as the Java
-// consumer's priority queue does) is put into Node's module cache under the filter's own file name
-// before kafkajs is first loaded, so kafkajs's `require('./filterAbortedMessages')` gets it. Import
-// this module before anything that loads kafkajs (kafka/client.ts does, first).
-import { createRequire } from 'node:module';
+// The corrected filter below takes aborted transactions in order of first offset, as the Java
+// consumer's priority queue does. kafka/kafkajs-fixes.ts puts it in place of kafkajs's module.
 
 interface FetchedMessage {
   offset: string;
@@ -42,17 +39,4 @@ export function withoutAbortedRecords<M extends FetchedMessage>({ messages, abor
     }
     return !(message.batchContext.inTransaction && aborted.has(producerId));
   });
-}
-
-const require = createRequire(import.meta.url);
-const filterPath = require.resolve('kafkajs/src/consumer/filterAbortedMessages.js');
-const cached = require.cache[filterPath];
-if (cached?.exports !== withoutAbortedRecords) {
-  // Too late once kafkajs's own filter ran: its batch module holds on to it.
-  if (cached?.loaded) throw new Error('kafkajs was loaded before its aborted-record filter was replaced: import kafka/kafkajs-aborted-filter.js first');
-  const module = new (require('node:module') as { new (id: string): NodeJS.Module })(filterPath);
-  module.filename = filterPath;
-  module.loaded = true;
-  module.exports = withoutAbortedRecords;
-  require.cache[filterPath] = module;
 }

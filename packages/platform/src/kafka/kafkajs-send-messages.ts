@@ -1,0 +1,199 @@
+// kafkajs 2.2.4 (the last release) loses and duplicates records when one send spans partitions led
+// by different brokers (found by test/faults-cluster.test.ts; RELIABILITY.md has the evidence, and
+// tools/repro/kafkajs-multibroker-transactions.ts reproduces the duplicates). Its
+// src/producer/sendMessages.js makes one produce request per leader broker and
+//  - awaits them with Promise.all, so a retry starts while other requests are still in flight and
+//    sends those brokers their records again with sequence numbers already advanced: the broker
+//    takes them as new records (duplicates, even with no fault: CONCURRENT_TRANSACTIONS from
+//    AddPartitionsToTxn right after a commit is enough);
+//  - remembers which *brokers* answered, not which partitions were written, so a retry after a
+//    leader moved skips a partition whose new leader had answered for others, and the send
+//    resolves without it ever being written (acknowledged and lost);
+//  - skips a partition missing from the metadata instead of waiting for it.
+// The replacement below keeps kafkajs's request shape, locks and sequence handling, and changes
+// those three things: a failed attempt settles every request before the retry, the written set is
+// per topic-partition, and a partition without a known leader fails the attempt (metadata refresh,
+// retry). Messages are assigned to partitions once, so a retry never moves a written record.
+// kafka/kafkajs-fixes.ts puts it in place of kafkajs's module before kafkajs loads.
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const { KafkaJSMetadataNotLoaded } = require('kafkajs/src/errors') as { KafkaJSMetadataNotLoaded: new (message: string) => Error };
+const { staleMetadata } = require('kafkajs/src/protocol/error') as { staleMetadata: (error: unknown) => boolean };
+const groupMessagesPerPartition = require('kafkajs/src/producer/groupMessagesPerPartition') as (input: { topic: string; partitionMetadata: PartitionMetadata[]; messages: unknown[]; partitioner: unknown }) => Record<string, unknown[]>;
+const responseSerializer = require('kafkajs/src/producer/responseSerializer') as (response: unknown) => PartitionResult[];
+
+interface PartitionMetadata {
+  partitionId: number;
+  leader?: number | null;
+}
+
+interface PartitionResult {
+  topicName: string;
+  partition: number;
+}
+
+interface Broker {
+  nodeId: number;
+  produce(request: Record<string, unknown>): Promise<unknown>;
+}
+
+interface KafkaError extends Error {
+  retriable?: boolean;
+  host?: string;
+  port?: number;
+}
+
+/** The parts of kafkajs's internal objects a send uses (kafkajs/src/producer/messageProducer.js passes them). */
+interface SendMessagesContext {
+  logger: { debug(message: string, extra?: object): void; error(message: string, extra?: object): void };
+  cluster: {
+    refreshMetadataIfNecessary(): Promise<void>;
+    refreshMetadata(): Promise<void>;
+    addMultipleTargetTopics(topics: string[]): Promise<void>;
+    findTopicPartitionMetadata(topic: string): PartitionMetadata[];
+    findBroker(input: { nodeId: number }): Promise<Broker>;
+    removeBroker(input: { host?: string; port?: number }): void;
+    isConnected(): boolean;
+    connect(): Promise<void>;
+  };
+  partitioner: unknown;
+  eosManager: {
+    isTransactional(): boolean;
+    getTransactionalId(): string;
+    getProducerId(): number;
+    getProducerEpoch(): number;
+    addPartitionsToTransaction(topicData: TopicData[]): Promise<void>;
+    getSequence(topic: string, partition: number): number;
+    updateSequence(topic: string, partition: number, increment: number): void;
+    acquireBrokerLock(broker: Broker): Promise<void>;
+    releaseBrokerLock(broker: Broker): void | Promise<void>;
+  };
+  retrier: <T>(attempt: (bail: (error: Error) => void, retryCount: number, retryTime: number) => Promise<T>) => Promise<T>;
+}
+
+interface SendRequest {
+  acks: number;
+  timeout?: number;
+  compression?: number;
+  topicMessages: Array<{ topic: string; messages: unknown[] }>;
+}
+
+interface TopicData {
+  topic: string;
+  partitions: Array<{ partition: number; messages: unknown[]; firstSequence?: number }>;
+}
+
+const partitionKey = (topic: string, partition: number): string => `${partition}\u0000${topic}`;
+
+/** kafkajs's sendMessages factory, with each attempt sending only the partitions not yet written. */
+export function createSendMessages({ logger, cluster, partitioner, eosManager, retrier }: SendMessagesContext) {
+  return async ({ acks, timeout, compression, topicMessages }: SendRequest): Promise<PartitionResult[]> => {
+    const messagesPerTopic = new Map<string, Record<string, unknown[]>>();
+    const written = new Map<string, PartitionResult[]>();
+
+    /** The partitions not yet written, grouped by their current leader. */
+    const pendingPerLeader = async (): Promise<Map<number, TopicData[]>> => {
+      await cluster.refreshMetadataIfNecessary();
+      const perLeader = new Map<number, TopicData[]>();
+      for (const { topic, messages } of topicMessages) {
+        const partitionMetadata = cluster.findTopicPartitionMetadata(topic);
+        if (partitionMetadata.length === 0) {
+          logger.debug('Producing to topic without metadata', { topic });
+          throw new KafkaJSMetadataNotLoaded('Producing to topic without metadata');
+        }
+        let perPartition = messagesPerTopic.get(topic);
+        if (!perPartition) {
+          perPartition = groupMessagesPerPartition({ topic, partitionMetadata, messages, partitioner });
+          messagesPerTopic.set(topic, perPartition);
+        }
+        for (const [id, partitionMessages] of Object.entries(perPartition)) {
+          const partition = Number(id);
+          if (written.has(partitionKey(topic, partition))) continue;
+          const leader = partitionMetadata.find((metadata) => metadata.partitionId === partition)?.leader;
+          if (leader === null || leader === undefined || leader < 0) throw new KafkaJSMetadataNotLoaded(`No leader known for ${topic}[${partition}]`);
+          const topics = perLeader.get(leader) ?? [];
+          perLeader.set(leader, topics);
+          let entry = topics.find((candidate) => candidate.topic === topic);
+          if (!entry) topics.push((entry = { topic, partitions: [] }));
+          entry.partitions.push({ partition, messages: partitionMessages });
+        }
+      }
+      return perLeader;
+    };
+
+    const produceTo = async (nodeId: number, topicData: TopicData[]): Promise<void> => {
+      const broker = await cluster.findBroker({ nodeId });
+      await eosManager.acquireBrokerLock(broker);
+      try {
+        if (eosManager.isTransactional()) await eosManager.addPartitionsToTransaction(topicData);
+        for (const { topic, partitions } of topicData) {
+          for (const entry of partitions) {
+            entry.firstSequence = eosManager.getSequence(topic, entry.partition);
+            eosManager.updateSequence(topic, entry.partition, entry.messages.length);
+          }
+        }
+        let response: unknown;
+        try {
+          response = await broker.produce({
+            transactionalId: eosManager.isTransactional() ? eosManager.getTransactionalId() : undefined,
+            producerId: eosManager.getProducerId(),
+            producerEpoch: eosManager.getProducerEpoch(),
+            acks,
+            timeout,
+            compression,
+            topicData,
+          });
+        } catch (error) {
+          // Sent again with the same sequence numbers, which the broker recognises if it did write them.
+          for (const { topic, partitions } of topicData) {
+            for (const entry of partitions) eosManager.updateSequence(topic, entry.partition, -entry.messages.length);
+          }
+          throw error;
+        }
+        const results = acks !== 0 ? responseSerializer(response) : [];
+        for (const { topic, partitions } of topicData) {
+          for (const { partition } of partitions) {
+            written.set(partitionKey(topic, partition), results.filter((result) => result.topicName === topic && result.partition === partition));
+          }
+        }
+      } finally {
+        await eosManager.releaseBrokerLock(broker);
+      }
+    };
+
+    return retrier(async (bail, retryCount, retryTime) => {
+      await cluster.addMultipleTargetTopics(topicMessages.map(({ topic }) => topic));
+      try {
+        const perLeader = await pendingPerLeader();
+        const outcomes = await Promise.allSettled([...perLeader].map(([nodeId, topicData]) => produceTo(nodeId, topicData)));
+        const failure = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+        if (failure) throw failure.reason;
+        return [...written.values()].flat();
+      } catch (caught) {
+        const error = caught as KafkaError;
+        if (error.name === 'KafkaJSConnectionClosedError') cluster.removeBroker({ host: error.host, port: error.port });
+        if (!cluster.isConnected()) {
+          logger.debug(`Cluster has disconnected, reconnecting: ${error.message}`, { retryCount, retryTime });
+          await cluster.connect();
+          await cluster.refreshMetadata();
+          throw error;
+        }
+        const refreshFirst =
+          staleMetadata(error) ||
+          error.name === 'KafkaJSMetadataNotLoaded' ||
+          error.name === 'KafkaJSConnectionError' ||
+          error.name === 'KafkaJSConnectionClosedError' ||
+          (error.name === 'KafkaJSProtocolError' && error.retriable);
+        logger.error(refreshFirst ? `Failed to send messages: ${error.message}` : error.message, { retryCount, retryTime });
+        if (refreshFirst) {
+          await cluster.refreshMetadata();
+          throw error;
+        }
+        if (error.retriable) throw error;
+        bail(error);
+        return [];
+      }
+    });
+  };
+}
