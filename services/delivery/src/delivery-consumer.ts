@@ -35,6 +35,13 @@ export interface DeliveryConsumerOptions {
   commitIntervalMs: number;
   /** Writes an unreadable record to invalid-events (acks=all). */
   setAside: (value: Buffer | null, topic: string, partition: number, offset: string, reason: string) => Promise<void>;
+  /**
+   * The group's committed offsets of some topics, keyed `topic:partition`. A partition this instance
+   * read before a rebalance is read again from its own oldest unfinished record; if the instance was
+   * expelled meanwhile (a pause past its session timeout), another member owned the partition and
+   * may have committed past that point, and what lies below the group's offset is done.
+   */
+  groupOffsets?: (topics: string[]) => Promise<Map<string, bigint>>;
 }
 
 /**
@@ -69,6 +76,8 @@ export class DeliveryConsumer {
   private active = 0;
   private idle: (() => void) | undefined;
   private lastHeartbeatCheck = 0;
+  /** Partitions sought to a local resume point at the last assignment: the group's offset for each, read once. */
+  private readonly groupFloors = new Map<string, Promise<bigint | undefined>>();
 
   constructor(private readonly opts: DeliveryConsumerOptions) {
     this.global = new ConcurrencyLimiter(opts.maxInFlight);
@@ -101,7 +110,9 @@ export class DeliveryConsumer {
     // tier record not due, rebalance) overrides it anyway. Per record it cost two int64 parses.
     let resolved: string | undefined;
     try {
-      for (const message of batch.messages) {
+      const messages = await this.aboveGroupFloor(batch);
+      if (!isRunning() || isStale()) return;
+      for (const message of messages) {
         if (!isRunning() || isStale() || this.stopping) return;
         let task: DeliveryTask;
         try {
@@ -157,6 +168,25 @@ export class DeliveryConsumer {
     } finally {
       if (resolved !== undefined) resolveOffset(resolved);
     }
+  }
+
+  /**
+   * The records of a partition's first batch after a rebalance that lie at or above the group's
+   * committed offset (what another member finished while this one was out of the group is not
+   * sent again); every record of any other batch.
+   */
+  private async aboveGroupFloor(batch: EachBatchPayload['batch']): Promise<EachBatchPayload['batch']['messages']> {
+    const { topic, partition } = batch;
+    const key = `${topic}:${partition}`;
+    const pending = this.groupFloors.get(key);
+    if (!pending) return batch.messages;
+    const floor = await pending;
+    if (this.groupFloors.get(key) === pending) this.groupFloors.delete(key);
+    if (floor === undefined || batch.messages.length === 0 || BigInt(batch.messages[0]!.offset) >= floor) return batch.messages;
+    this.opts.logger.info({ topic, partition, from: batch.messages[0]!.offset, to: String(floor) }, 'skipping records the group finished while this instance was out of it');
+    const messages = batch.messages.filter((message) => BigInt(message.offset) >= floor);
+    if (messages.length === 0) this.opts.consumer.seek({ topic, partition, offset: String(floor) });
+    return messages;
   }
 
   /** A task sent to the retry tier without a request; a deferral that failed (shutdown) leaves its offset unfinished: the task is read again. */
@@ -326,13 +356,24 @@ export class DeliveryConsumer {
     // survives the rejoin and would start the partition past records this instance still has in
     // flight, whose completions stop counting below: a crash could then lose them. Every partition
     // kept is read again from its oldest unfinished record instead: duplicates, never a gap.
+    this.groupFloors.clear();
+    const resumed: string[] = [];
     for (const [topic, partitions] of Object.entries(assignment)) {
       for (const partition of partitions) {
         const from = this.offsets.resumePoint(topic, partition);
-        if (from !== undefined) this.opts.consumer.seek({ topic, partition, offset: from });
+        if (from === undefined) continue;
+        this.opts.consumer.seek({ topic, partition, offset: from });
+        resumed.push(`${topic}:${partition}`);
       }
     }
     this.offsets.clear();
+    if (resumed.length && this.opts.groupOffsets) {
+      const offsets = this.opts.groupOffsets(Object.keys(assignment)).catch((err: unknown) => {
+        this.opts.logger.warn({ err }, 'could not read the group offsets: partitions resume from this instance\'s own position');
+        return new Map<string, bigint>();
+      });
+      for (const key of resumed) this.groupFloors.set(key, offsets.then((byPartition) => byPartition.get(key)));
+    }
     // A partition paused before the rebalance and handed back has no timer any more: read it again.
     if (this.stopping) return;
     const stale = this.opts.consumer.paused().flatMap(({ topic, partitions }) => partitions.filter((p) => !this.resumeTimers.has(`${topic}:${p}`)).map((p) => ({ topic, partitions: [p] })));

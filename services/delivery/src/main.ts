@@ -7,6 +7,7 @@ import { unreadableRecord } from '@switchyard/platform/codec/invalid-event';
 import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
+import { committedOffsets } from '@switchyard/platform/kafka/partition-transactions';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { connectPipeline, startConfigView } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
@@ -81,7 +82,10 @@ runMain('delivery', async () => {
   await connectClient(runtime.lifecycle, 'consumer', consumer);
   trackGroupMembership(runtime.lifecycle, consumer);
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
+  const admin = kafka.admin();
+  await connectClient(runtime.lifecycle, 'offsets-admin', admin);
   const delivery = new DeliveryConsumer({
+    groupOffsets: (topics) => committedOffsets(admin, groupId, topics),
     consumer, codec, runner, metrics, logger: runtime.logger, clock: Date.now,
     topics: config.DELIVERY_READS === 'main' ? [topics.delivery] : config.DELIVERY_READS === 'retries' ? tierTopics : [topics.delivery, ...tierTopics],
     maxInFlight: config.DELIVERY_MAX_IN_FLIGHT,

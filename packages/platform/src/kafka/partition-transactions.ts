@@ -170,11 +170,16 @@ export class PartitionTransactions {
 
 /** The group's committed offsets of one topic, read with the admin client: the next offset per partition. */
 export function committedOffsetReader(admin: Admin, groupId: string, topic: string): (partition: number) => Promise<bigint | undefined> {
-  return async (partition) => {
-    const [entry] = await admin.fetchOffsets({ groupId, topics: [topic] });
-    const offset = entry?.partitions.find((p) => p.partition === partition)?.offset;
-    return offset === undefined || BigInt(offset) < 0n ? undefined : BigInt(offset);
-  };
+  return async (partition) => (await committedOffsets(admin, groupId, [topic])).get(`${topic}:${partition}`);
+}
+
+/** The group's committed offsets of some topics, keyed `topic:partition`: partitions never committed are absent. */
+export async function committedOffsets(admin: Admin, groupId: string, topics: string[]): Promise<Map<string, bigint>> {
+  const offsets = new Map<string, bigint>();
+  for (const { topic, partitions } of await admin.fetchOffsets({ groupId, topics })) {
+    for (const { partition, offset } of partitions) if (BigInt(offset) >= 0n) offsets.set(`${topic}:${partition}`, BigInt(offset));
+  }
+  return offsets;
 }
 
 interface FetchedBatch<M extends { offset: string }> {
