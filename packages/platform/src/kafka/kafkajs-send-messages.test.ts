@@ -18,7 +18,8 @@ interface ProduceCall {
 /** A cluster of fake brokers: `leaders[p]` leads partition p; `answer` decides each produce's fate. */
 function fakeCluster(leaders: number[], answer: (call: ProduceCall, index: number) => Promise<void>) {
   const calls: ProduceCall[] = [];
-  const sequences = new Map<number, number>();
+  let sequences = new Map<number, number>();
+  let producerId = 1;
   const broker = (nodeId: number) => ({
     nodeId,
     async produce({ topicData }: { topicData: Array<{ topic: string; partitions: Array<{ partition: number; firstSequence: number; messages: unknown[] }> }> }) {
@@ -44,7 +45,9 @@ function fakeCluster(leaders: number[], answer: (call: ProduceCall, index: numbe
     eosManager: {
       isTransactional: () => false,
       getTransactionalId: () => '',
-      getProducerId: () => 1,
+      getProducerId: () => producerId,
+      isInitialized: () => true,
+      async initProducerId() { producerId++; sequences = new Map(); },
       getProducerEpoch: () => 0,
       async addPartitionsToTransaction() {},
       getSequence: (_topic: string, partition: number) => sequences.get(partition) ?? 0,
@@ -54,7 +57,7 @@ function fakeCluster(leaders: number[], answer: (call: ProduceCall, index: numbe
     },
     retrier: createRetry({ initialRetryTime: 1, maxRetryTime: 5, retries: 50 }),
   };
-  return { calls, send: createSendMessages(context), leaders };
+  return { calls, send: createSendMessages(context), leaders, producerId: () => producerId };
 }
 
 const oneMessagePer = (partitions: number) => [{ topic: 'out', messages: Array.from({ length: partitions }, (_, partition) => ({ partition, value: `${partition}` })) }];
@@ -85,6 +88,17 @@ describe("kafkajs's sendMessages, replaced", () => {
     await send({ acks: -1, topicMessages: oneMessagePer(2) });
     const written = calls.slice(2).flatMap((call) => call.partitions.map((p) => [call.nodeId, p.partition]));
     assert.deepEqual(written, [[2, 0]]);
+  });
+
+  it('after a send that gave up with records perhaps written, an idempotent producer takes a new producer id', async () => {
+    const { calls, send, producerId } = fakeCluster([1], async (_call, index) => {
+      if (index === 0) throw Object.assign(new Error('request timed out'), { retriable: false });
+    });
+    await assert.rejects(send({ acks: -1, topicMessages: oneMessagePer(1) }), /timed out/);
+    assert.equal(producerId(), 1);
+    await send({ acks: -1, topicMessages: oneMessagePer(1) });
+    assert.equal(producerId(), 2, 'sequence 0 of the old producer id may be written: never reused for other records');
+    assert.equal(calls.length, 2);
   });
 
   it('a partition without a leader fails the attempt instead of being skipped', async () => {

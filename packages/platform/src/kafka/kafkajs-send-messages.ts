@@ -68,6 +68,8 @@ interface SendMessagesContext {
     updateSequence(topic: string, partition: number, increment: number): void;
     acquireBrokerLock(broker: Broker): Promise<void>;
     releaseBrokerLock(broker: Broker): void | Promise<void>;
+    isInitialized(): boolean;
+    initProducerId(): Promise<void>;
   };
   retrier: <T>(attempt: (bail: (error: Error) => void, retryCount: number, retryTime: number) => Promise<T>) => Promise<T>;
 }
@@ -88,7 +90,29 @@ const partitionKey = (topic: string, partition: number): string => `${partition}
 
 /** kafkajs's sendMessages factory, with each attempt sending only the partitions not yet written. */
 export function createSendMessages({ logger, cluster, partitioner, eosManager, retrier }: SendMessagesContext) {
-  return async ({ acks, timeout, compression, topicMessages }: SendRequest): Promise<PartitionResult[]> => {
+  /**
+   * A send gave up after a produce request failed: the broker may have written those records, and
+   * the sequence numbers they took were handed back. The next send would reuse them, and the broker
+   * would take it for a retry of the written batch (answered as a duplicate: acknowledged, never
+   * written) or refuse it as out of order. An idempotent producer starts over with a new producer id
+   * first, as the Java producer does; a transactional one is aborted by its caller.
+   */
+  let sequencesInDoubt = false;
+  return async (request: SendRequest): Promise<PartitionResult[]> => {
+    if (sequencesInDoubt) {
+      await eosManager.initProducerId();
+      sequencesInDoubt = false;
+    }
+    let produceFailed = false;
+    try {
+      return await send(request, () => { produceFailed = true; });
+    } catch (error) {
+      if (produceFailed && eosManager.isInitialized() && !eosManager.isTransactional()) sequencesInDoubt = true;
+      throw error;
+    }
+  };
+
+  async function send({ acks, timeout, compression, topicMessages }: SendRequest, onProduceFailed: () => void): Promise<PartitionResult[]> {
     const messagesPerTopic = new Map<string, Record<string, unknown[]>>();
     const written = new Map<string, PartitionResult[]>();
 
@@ -146,6 +170,7 @@ export function createSendMessages({ logger, cluster, partitioner, eosManager, r
           });
         } catch (error) {
           // Sent again with the same sequence numbers, which the broker recognises if it did write them.
+          onProduceFailed();
           for (const { topic, partitions } of topicData) {
             for (const entry of partitions) eosManager.updateSequence(topic, entry.partition, -entry.messages.length);
           }
@@ -195,5 +220,5 @@ export function createSendMessages({ logger, cluster, partitioner, eosManager, r
         return [];
       }
     });
-  };
+  }
 }
