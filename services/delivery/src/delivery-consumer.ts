@@ -11,6 +11,12 @@ import type { TaskRunner } from './task-runner.js';
 const STALLED_MS = 500;
 /** How often, at most, the fetch loop hands kafkajs a chance to heartbeat (it sends one per heartbeatInterval). */
 const HEARTBEAT_CHECK_MS = 100;
+/**
+ * After this long without a heartbeat check (the process was frozen or starved, or simply idle),
+ * membership is confirmed before the next task is sent: past the 10 s session timeout the group has
+ * given the partition to another member, which sends it too.
+ */
+const MEMBERSHIP_CHECK_MS = 3000;
 
 export interface DeliveryConsumerOptions {
   consumer: Consumer;
@@ -129,6 +135,11 @@ export class DeliveryConsumer {
           continue;
         }
         const now = this.opts.clock();
+        if (now - this.lastHeartbeatCheck >= MEMBERSHIP_CHECK_MS) {
+          this.lastHeartbeatCheck = now;
+          await heartbeat(); // throws (and the batch ends) if this member was expelled meanwhile
+          if (!isRunning() || isStale() || this.stopping) return;
+        }
         if (task.notBefore !== null && task.notBefore > now) {
           this.waitUntilDue(topic, partition, message.offset, task.notBefore - now);
           return;
