@@ -248,7 +248,7 @@ describe('faults: a three-broker cluster, several instances of every service', {
     check(outcome, 0.01);
   });
 
-  it('a rolling restart of every service, one instance at a time: 0 lost, 0 duplicate tasks, 0 duplicates', async (t) => {
+  it('a rolling restart of every service, one instance at a time: 0 lost, 0 duplicate tasks, re-sends ≤ 1 %', async (t) => {
     if (!inBudget(t)) return;
     const exits: Array<number | string> = [];
     const roll = async (role: Role, r: Run) => {
@@ -266,13 +266,15 @@ describe('faults: a three-broker cluster, several instances of every service', {
       else await Promise.all(SERVICES.map((role) => roll(role, r)));
     });
     assert.deepEqual([...new Set(exits)], [0], 'every instance stopped gracefully (exit 0)');
-    // A graceful stop hands everything over: nothing is delivered twice.
-    check(outcome, 0);
+    // A graceful stop hands its own partitions over with nothing in flight; but each stop and start
+    // rebalances the group (kafkajs: eager, no revocation hook), and a task a member that keeps
+    // running had in flight on a partition that moves is sent again by its new owner.
+    check(outcome, 0.01);
   });
 
   // Full size only: `npm test` has no room for a sixth scenario in its 300 s per file; the rolling
   // restart above moves every group's partitions as well.
-  it('fan-out and delivery scaled 1 → 3 → 1 instances mid-stream: 0 lost, 0 duplicate tasks, 0 duplicates', { skip: FULL ? false : 'full size only (RELIABILITY_SCALE=full): npm test gives a file 300 s' }, async (t) => {
+  it('fan-out and delivery scaled 1 → 3 → 1 instances mid-stream: 0 lost, 0 duplicate tasks, re-sends ≤ 1 %', { skip: FULL ? false : 'full size only (RELIABILITY_SCALE=full): npm test gives a file 300 s' }, async (t) => {
     if (!inBudget(t)) return;
     const exits: Array<number | string> = [];
     const scaleTo = async (n: number, r: Run) => {
@@ -290,6 +292,6 @@ describe('faults: a three-broker cluster, several instances of every service', {
       restore: async () => { await Promise.all([pipeline!.scale('fanout', INSTANCES), pipeline!.scale('delivery', INSTANCES)]); },
     });
     assert.deepEqual([...new Set(exits)], [0], 'every instance stopped gracefully (exit 0)');
-    check(outcome, 0);
+    check(outcome, 0.01); // as for the rolling restart
   });
 });
