@@ -82,8 +82,11 @@ export class DeliveryConsumer {
   private active = 0;
   private idle: (() => void) | undefined;
   private lastHeartbeatCheck = 0;
-  /** Partitions sought to a local resume point at the last assignment: the group's offset for each, read once. */
-  private readonly groupFloors = new Map<string, Promise<bigint | undefined>>();
+  /**
+   * Every partition of the last assignment until its first batch: the group's committed offset (read
+   * once per assignment), and whether this instance sought it to a position of its own.
+   */
+  private readonly groupFloors = new Map<string, { offset: Promise<bigint | undefined>; ownPosition: boolean }>();
 
   constructor(private readonly opts: DeliveryConsumerOptions) {
     this.global = new ConcurrencyLimiter(opts.maxInFlight);
@@ -182,22 +185,33 @@ export class DeliveryConsumer {
   }
 
   /**
-   * The records of a partition's first batch after a rebalance that lie at or above the group's
-   * committed offset (what another member finished while this one was out of the group is not
-   * sent again); every record of any other batch.
+   * A partition's first batch after a rebalance starts where this instance left it (its own oldest
+   * unfinished record) but never below the group's committed offset: what lies below was finished by
+   * another member while this one was out of the group. A partition this instance has no position
+   * of its own for starts at the group's offset: kafkajs keeps a seek still pending when a partition
+   * is taken away (paused until a tier record is due) and applies it when the partition comes back,
+   * possibly much later — it sent again all the other members had delivered meanwhile.
    */
   private async aboveGroupFloor(batch: EachBatchPayload['batch']): Promise<EachBatchPayload['batch']['messages']> {
-    const { topic, partition } = batch;
+    const { topic, partition, messages } = batch;
     const key = `${topic}:${partition}`;
-    const pending = this.groupFloors.get(key);
-    if (!pending) return batch.messages;
-    const floor = await pending;
-    if (this.groupFloors.get(key) === pending) this.groupFloors.delete(key);
-    if (floor === undefined || batch.messages.length === 0 || BigInt(batch.messages[0]!.offset) >= floor) return batch.messages;
-    this.opts.logger.info({ topic, partition, from: batch.messages[0]!.offset, to: String(floor) }, 'skipping records the group finished while this instance was out of it');
-    const messages = batch.messages.filter((message) => BigInt(message.offset) >= floor);
-    if (messages.length === 0) this.opts.consumer.seek({ topic, partition, offset: String(floor) });
-    return messages;
+    const entry = this.groupFloors.get(key);
+    if (!entry || messages.length === 0) return messages;
+    const floor = await entry.offset;
+    if (this.groupFloors.get(key) === entry) this.groupFloors.delete(key);
+    const first = BigInt(messages[0]!.offset);
+    if (floor === undefined || first === floor) return messages;
+    if (first > floor) {
+      if (entry.ownPosition) return messages;
+      // Once only (the entry is gone): the offset at the floor may be a transaction marker.
+      this.opts.logger.info({ topic, partition, from: messages[0]!.offset, to: String(floor) }, 'a position left from before a rebalance: reading from the group\'s offset');
+      this.opts.consumer.seek({ topic, partition, offset: String(floor) });
+      return [];
+    }
+    this.opts.logger.info({ topic, partition, from: messages[0]!.offset, to: String(floor) }, 'skipping records the group finished while this instance was out of it');
+    const above = messages.filter((message) => BigInt(message.offset) >= floor);
+    if (above.length === 0) this.opts.consumer.seek({ topic, partition, offset: String(floor) });
+    return above;
   }
 
   /** A task sent to the retry tier without a request; a deferral that failed (shutdown) leaves its offset unfinished: the task is read again. */
@@ -366,24 +380,30 @@ export class DeliveryConsumer {
     // A seek still pending in kafkajs (a paused partition: destination full, tier record not due)
     // survives the rejoin and would start the partition past records this instance still has in
     // flight, whose completions stop counting below: a crash could then lose them. Every partition
-    // kept is read again from its oldest unfinished record instead: duplicates, never a gap.
+    // kept is read again from its oldest unfinished record instead: duplicates, never a gap; and
+    // its first batch is checked against the group's offset (aboveGroupFloor).
     this.groupFloors.clear();
-    const resumed: string[] = [];
+    const ownPositions = new Set<string>();
     for (const [topic, partitions] of Object.entries(assignment)) {
       for (const partition of partitions) {
         const from = this.offsets.resumePoint(topic, partition);
         if (from === undefined) continue;
         this.opts.consumer.seek({ topic, partition, offset: from });
-        resumed.push(`${topic}:${partition}`);
+        ownPositions.add(`${topic}:${partition}`);
       }
     }
     this.offsets.clear();
-    if (resumed.length && this.opts.groupOffsets) {
+    if (this.opts.groupOffsets && assigned.size) {
       const offsets = this.opts.groupOffsets(Object.keys(assignment)).catch((err: unknown) => {
-        this.opts.logger.warn({ err }, 'could not read the group offsets: partitions resume from this instance\'s own position');
+        this.opts.logger.warn({ err }, 'could not read the group offsets: partitions resume from the consumer\'s position');
         return new Map<string, bigint>();
       });
-      for (const key of resumed) this.groupFloors.set(key, offsets.then((byPartition) => byPartition.get(key)));
+      for (const [topic, partitions] of Object.entries(assignment)) {
+        for (const partition of partitions) {
+          const key = `${topic}:${partition}`;
+          this.groupFloors.set(key, { offset: offsets.then((byPartition) => byPartition.get(key)), ownPosition: ownPositions.has(key) });
+        }
+      }
     }
     // A partition paused before the rebalance and handed back has no timer any more: read it again.
     if (this.stopping) return;
