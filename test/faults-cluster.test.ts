@@ -223,9 +223,12 @@ describe('faults: a three-broker cluster, several instances of every service', {
         r.log(`resumed at ${r.at()}`);
       }
     }, { restore: async () => { for (const role of frozen) for (let k = 0; k < INSTANCES; k++) pipeline!.resume(role, k); } });
-    // To its group a frozen instance is a crashed one: delivery may send again what the frozen one
-    // had in flight, as after a SIGKILL (the services suite's bound, 1 %).
-    check(outcome, 0.01);
+    // To its group a frozen instance is a crashed one: the new owner sends again what the frozen one
+    // had in flight or finished and not committed. And more than a crash: on SIGCONT its overdue
+    // timers fire before the responses that arrived meanwhile are read, so requests the receiver
+    // answered count as timed out and go to the retry tier (sent a third time). Full size, three
+    // freezes: 1.3 % (RELIABILITY.md). Bound 2 %.
+    check(outcome, 0.02);
   });
 
   it('SIGKILL of the active KRaft controller, back later: 0 lost, 0 duplicate tasks', async (t) => {
