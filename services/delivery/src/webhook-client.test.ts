@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { Worker } from 'node:worker_threads';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { selfSignedCertificate } from '../../../test/support/receiver.js';
 import { classifyAttempt } from './outcome.js';
@@ -83,6 +84,31 @@ describe('WebhookClient', () => {
       const result = await client.post({ url: `${base}${path}`, body: Buffer.from('{}'), headers: {}, sharedSecret: null });
       assert.deepEqual(result, { kind: 'error', error: 'timeout', message: 'no response within the time limit' }, path);
       assert.ok(Date.now() - started < 1500, `${path} bounded by the timeout`);
+    }
+  });
+
+  it('after the process was frozen past the timeout, reads a response that arrived meanwhile rather than calling it a timeout', async () => {
+    // The receiver runs in a worker thread, so it answers while this thread is blocked (as a
+    // SIGSTOP or a starved machine would stop it).
+    const worker = new Worker(`
+      const { createServer } = require('node:http');
+      const { parentPort } = require('node:worker_threads');
+      const server = createServer((req, res) => { req.resume(); req.on('end', () => setTimeout(() => res.writeHead(200).end('ok'), 150)); });
+      server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port));
+      parentPort.on('message', () => server.close(() => process.exit(0)));
+    `, { eval: true });
+    try {
+      const port = await new Promise<number>((resolve) => worker.once('message', resolve));
+      const answered = client.post({ url: `http://127.0.0.1:${port}/`, body: Buffer.from('{}'), headers: {}, sharedSecret: null });
+      await new Promise((r) => setTimeout(r, 50)); // the request is on the wire; the answer comes 150 ms after it
+      // Frozen for 4 × the 500 ms limit, in the check phase: the event loop's next turn runs timers
+      // before it reads the socket, as after a SIGSTOP anywhere but in the poll itself.
+      await new Promise((r) => setImmediate(r));
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2000);
+      assert.deepEqual(await answered, { kind: 'response', status: 200, bodyExcerpt: 'ok', retryAfterMs: undefined });
+    } finally {
+      worker.postMessage('stop');
+      await new Promise((r) => worker.once('exit', r));
     }
   });
 

@@ -93,8 +93,10 @@ export class WebhookClient {
     this.agent = new Agent({
       keepAliveTimeout: 30_000,
       connect: { timeout: opts.timeoutMs, rejectUnauthorized: true, lookup: guardedLookup(opts.policy) as never },
-      headersTimeout: opts.timeoutMs,
-      bodyTimeout: opts.timeoutMs,
+      // The handler's timer bounds the whole response (and looks again after a stall, below);
+      // undici's own would fire first after a stall.
+      headersTimeout: 0,
+      bodyTimeout: 0,
     });
   }
 
@@ -186,6 +188,9 @@ function rawRetryAfter(raw: Buffer[]): string | undefined {
  * that allocates a wrapper and a controller per request and decodes every response header into an
  * object, of which only Retry-After is needed (BENCHMARKS.md, change 9).
  */
+/** A timeout timer this late means the process did not run meanwhile (SIGSTOP, starvation). */
+const LATE_TIMER_MS = 1000;
+
 class ResponseHandler implements Dispatcher.DispatchHandler {
   private abort: ((err?: Error) => void) | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -199,11 +204,23 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
   constructor(private readonly excerptBytes: number, private readonly resolve: (r: AttemptResult) => void) {}
 
   startTimer(ms: number): void {
-    this.timer = setTimeout(() => {
+    const due = Date.now() + ms;
+    let lookedAgain = false;
+    const expire = (): void => {
+      // Over a second late, the process was frozen or starved: a response that arrived meanwhile
+      // waits in the socket, and timers run before I/O in a turn of the event loop. Look once more
+      // after this turn's I/O before calling it a timeout (else a frozen instance sent the receiver's
+      // answered calls to the retry tier, and they were delivered again).
+      if (!lookedAgain && Date.now() - due > LATE_TIMER_MS) {
+        lookedAgain = true;
+        this.timer = setTimeout(expire, 0);
+        return;
+      }
       this.timedOut = true;
       const err = Object.assign(new Error('no response within the time limit'), { name: 'TimeoutError' });
       if (this.abort) this.abort(err); else this.onError(err);
-    }, ms);
+    };
+    this.timer = setTimeout(expire, ms);
   }
 
   onConnect(abort: (err?: Error) => void): void {
