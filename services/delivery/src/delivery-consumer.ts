@@ -82,6 +82,8 @@ export class DeliveryConsumer {
   private active = 0;
   private idle: (() => void) | undefined;
   private lastHeartbeatCheck = 0;
+  /** This instance's member id in its group at the last assignment. */
+  private memberId: string | undefined;
   /**
    * Every partition of the last assignment until its first batch: the group's committed offset (read
    * once per assignment), and whether this instance sought it to a position of its own.
@@ -97,7 +99,7 @@ export class DeliveryConsumer {
   async start(): Promise<void> {
     const { consumer } = this.opts;
     for (const topic of this.opts.topics) await consumer.subscribe({ topic, fromBeginning: true });
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.onAssignment(payload.memberAssignment));
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.onAssignment(payload.memberId, payload.memberAssignment));
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -369,30 +371,38 @@ export class DeliveryConsumer {
     this.opts.metrics.waiting.set(this.resumeTimers.size);
   }
 
-  private onAssignment(assignment: Record<string, number[]>): void {
-    this.opts.logger.info({ assignment }, 'partitions assigned');
+  private onAssignment(memberId: string, assignment: Record<string, number[]>): void {
+    this.opts.logger.info({ memberId, assignment }, 'partitions assigned');
+    // The same member id: this instance stayed in the group through the rebalance (kafkajs gets a
+    // new one after it was expelled, or restarted its consumer), so no other member read the
+    // partitions it keeps in between.
+    const stayed = memberId === this.memberId;
+    this.memberId = memberId;
     const assigned = new Set(Object.entries(assignment).flatMap(([topic, partitions]) => partitions.map((p) => `${topic}:${p}`)));
     for (const [key, timer] of this.resumeTimers) {
       if (!assigned.has(key)) { clearTimeout(timer); this.resumeTimers.delete(key); }
     }
     for (const key of [...this.lagByPartition.keys()]) if (!assigned.has(key)) this.lagByPartition.delete(key);
     this.blockedBy.clear();
-    // A seek still pending in kafkajs (a paused partition: destination full, tier record not due)
-    // survives the rejoin and would start the partition past records this instance still has in
-    // flight, whose completions stop counting below: a crash could then lose them. Every partition
-    // kept is read again from its oldest unfinished record instead: duplicates, never a gap; and
-    // its first batch is checked against the group's offset (aboveGroupFloor).
+    // kafkajs starts a partition at a seek still pending from before the rebalance (a paused
+    // partition: destination full, tier record not due), else at the group's offset. A partition
+    // this member kept goes on from just past the last record it read, and what it has in flight
+    // still counts: nothing is read or sent twice. After an expulsion or a restart of the consumer
+    // every partition starts over: read again from this instance's oldest unfinished record
+    // (duplicates, never a gap), and its first batch is checked against the group's offset
+    // (aboveGroupFloor), since another member may have delivered further meanwhile.
     this.groupFloors.clear();
     const ownPositions = new Set<string>();
     for (const [topic, partitions] of Object.entries(assignment)) {
       for (const partition of partitions) {
-        const from = this.offsets.resumePoint(topic, partition);
+        const from = stayed ? this.offsets.readPosition(topic, partition) : this.offsets.resumePoint(topic, partition);
         if (from === undefined) continue;
         this.opts.consumer.seek({ topic, partition, offset: from });
         ownPositions.add(`${topic}:${partition}`);
       }
     }
-    this.offsets.clear();
+    if (stayed) this.offsets.retainOnly(assigned);
+    else this.offsets.clear();
     if (this.opts.groupOffsets && assigned.size) {
       const offsets = this.opts.groupOffsets(Object.keys(assignment)).catch((err: unknown) => {
         this.opts.logger.warn({ err }, 'could not read the group offsets: partitions resume from the consumer\'s position');

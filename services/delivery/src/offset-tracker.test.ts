@@ -158,7 +158,7 @@ describe('PartitionOffsets: what to commit across partitions', () => {
   });
 });
 
-describe('PartitionOffsets.resumePoint: where a partition kept across a rebalance is read again from', () => {
+describe('PartitionOffsets.resumePoint: where a partition is read again from after this instance was expelled', () => {
   it('the oldest unfinished record, else just past the last finished one, else nothing', () => {
     const p = new PartitionOffsets();
     assert.equal(p.resumePoint('delivery', 0), undefined);
@@ -170,5 +170,22 @@ describe('PartitionOffsets.resumePoint: where a partition kept across a rebalanc
     t.complete('11');
     assert.equal(p.resumePoint('delivery', 0), '13', 'all finished: nothing to read again');
     assert.equal(p.resumePoint('delivery.retry.1', 0), undefined);
+  });
+});
+
+describe('PartitionOffsets across a rebalance the member stayed in', () => {
+  it('keeps the partitions still assigned (their in-flight records still count) and goes on just past the last record read', () => {
+    const p = new PartitionOffsets();
+    const kept = p.tracker('delivery', 0);
+    for (const o of ['10', '11', '12']) kept.track(o);
+    kept.complete('10');
+    p.tracker('delivery', 1).track('5');
+    p.retainOnly(new Set(['delivery:0']));
+    assert.equal(p.readPosition('delivery', 0), '13', 'records 11 and 12 are in flight: not read again');
+    assert.equal(p.readPosition('delivery', 1), undefined, 'partition 1 went to another member');
+    kept.complete('12');
+    kept.complete('11');
+    assert.deepEqual(p.committableOffsets(), [{ topic: 'delivery', partition: 0, offset: '13' }]);
+    assert.equal(new PartitionOffsets().readPosition('delivery', 0), undefined);
   });
 });

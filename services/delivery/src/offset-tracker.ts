@@ -64,6 +64,11 @@ export class OffsetTracker {
     return this.queue[this.head]?.offset.toString();
   }
 
+  /** Just past the last record tracked (the next to read), or undefined while none was. */
+  readPosition(): string | undefined {
+    return this.lastTracked === undefined ? undefined : (this.lastTracked + 1n).toString();
+  }
+
   /** Forget everything: after a seek, or when the partition is reassigned. */
   reset(): void {
     this.queue = [];
@@ -132,5 +137,15 @@ export class PartitionOffsets {
   /** A revoked partition: its in-flight records may finish, but they no longer count. */
   drop(topic: string, partition: number): void {
     this.partitions.delete(`${topic}:${partition}`);
+  }
+
+  /** Partitions kept (keys `topic:partition`) go on as they were; every other one is dropped. */
+  retainOnly(kept: ReadonlySet<string>): void {
+    for (const key of [...this.partitions.keys()]) if (!kept.has(key)) this.partitions.delete(key);
+  }
+
+  /** Where a partition kept by the same member goes on reading: just past its last tracked record. */
+  readPosition(topic: string, partition: number): string | undefined {
+    return this.partitions.get(`${topic}:${partition}`)?.tracker.readPosition();
   }
 }
