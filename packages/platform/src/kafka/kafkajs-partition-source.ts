@@ -42,11 +42,28 @@ interface Cluster {
 
 type CreateCluster = (options: { metadataMaxAge?: number; allowAutoTopicCreation?: boolean; isolationLevel?: number }) => Cluster;
 
+/**
+ * The cluster's own retries stay short: the reader retries every failed fetch itself (from 100 ms
+ * up to 2 s). With the client's retries (8, up to 30 s apart), a reader whose every broker was
+ * unreachable sat inside kafkajs's seed-broker reconnect for 5 s after the broker was back.
+ */
+const CLUSTER_RETRY = { initialRetryTime: 100, maxRetryTime: 1000, retries: 2 };
+
 function clusterOf(kafka: Kafka): Cluster {
-  const symbol = Object.getOwnPropertySymbols(kafka).find((s) => s.description === 'private:Kafka:createCluster');
-  const create = symbol ? (kafka as unknown as Record<symbol, CreateCluster | undefined>)[symbol] : undefined;
-  if (typeof create !== 'function') throw new Error('this kafkajs has no cluster factory where 2.2.4 has it: kafka/kafkajs-partition-source.ts needs updating');
-  return create.call(kafka, { metadataMaxAge: 60_000, allowAutoTopicCreation: false, isolationLevel: READ_COMMITTED });
+  const symbols = Object.getOwnPropertySymbols(kafka);
+  const own = kafka as unknown as Record<symbol, unknown>;
+  const factory = symbols.find((s) => s.description === 'private:Kafka:createCluster');
+  const retry = symbols.find((s) => s.description === 'private:Kafka:clusterRetry');
+  const create = factory ? own[factory] : undefined;
+  if (typeof create !== 'function' || !retry) throw new Error('this kafkajs has no cluster factory where 2.2.4 has it: kafka/kafkajs-partition-source.ts needs updating');
+  // The factory reads the client's retry settings when called: lent ours for this one (synchronous) call.
+  const clientRetry = own[retry];
+  own[retry] = { ...(clientRetry as object | undefined), ...CLUSTER_RETRY };
+  try {
+    return (create as CreateCluster)({ metadataMaxAge: 60_000, allowAutoTopicCreation: false, isolationLevel: READ_COMMITTED });
+  } finally {
+    own[retry] = clientRetry;
+  }
 }
 
 /** Every partition of `topic`, fetched straight from its leader. Connects on first use. */
