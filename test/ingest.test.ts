@@ -219,6 +219,20 @@ describe('ingest: the tracking API into the ingest topic', () => {
     it('none of them wrote anything', () => assertNothingWrittenFor(user));
   });
 
+  it('a source created a moment before the request is accepted, never 401: the key is judged once the view has read past the request', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const created = makeSource({ name: `Created just now ${i}` });
+      await writeConfig(prefix, { sources: [created] });
+      // Sent as soon as the write was acknowledged: the view may not have fetched it yet.
+      statuses.push((await post('/v1/track', { userId: `fresh-${i}`, event: 'First' }, { authorization: basic(`${created.writeKeys[0]}:`) })).status);
+    }
+    assert.deepEqual(statuses, Array(10).fill(200));
+    const startedAt = Date.now();
+    assert.equal((await post('/v1/track', { userId: 'x', event: 'E' }, { authorization: basic('wk_never_created:') })).status, 401);
+    assert.ok(Date.now() - startedAt < 1500, `an unknown key is judged within one or two polls of the view (${Date.now() - startedAt} ms)`);
+  });
+
   it('events that break a rule inside a batch are refused alone: 200, listed with index, messageId and reason, kept on invalid-events', async () => {
     const user = `mixed-${randomUUID()}`;
     const batch = [

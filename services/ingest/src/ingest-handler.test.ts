@@ -29,7 +29,7 @@ function setup(extra: Partial<IngestDeps> = {}) {
     ...extra,
   };
   const post = (body: unknown) => handleIngest(deps, { route: 'batch', body: Buffer.from(JSON.stringify(body)), contentEncoding: undefined, authorization: `Basic ${Buffer.from(`${writeKey}:`).toString('base64')}`, ip: '127.0.0.1' });
-  return { submitted, post };
+  return { submitted, post, deps };
 }
 
 describe('handleIngest: what one request may write', () => {
@@ -68,5 +68,23 @@ describe('handleIngest: before the configuration is loaded', () => {
     assert.equal(submitted.length, 0);
     loaded = true;
     assert.deepEqual(await post({ batch: [{ type: 'track', userId: 'u', event: 'E' }] }), { success: true });
+  });
+});
+
+describe('handleIngest: a write key the configuration does not know', () => {
+  const postWith = (extra: Partial<IngestDeps>, key: string) => {
+    const { submitted, deps } = setup(extra);
+    return { submitted, done: handleIngest(deps, { route: 'track', body: Buffer.from(JSON.stringify({ userId: 'u', event: 'E' })), contentEncoding: undefined, authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}`, ip: undefined }) };
+  };
+  it('503 CONFIG_BEHIND while the view is not known to be current, asked as of the request, and nothing written', async () => {
+    const asked: number[] = [];
+    const { submitted, done } = postWith({ configCurrent: async (since) => { asked.push(since); return false; } }, 'wk_created_meanwhile');
+    await assert.rejects(done, (e: IngestError) => e.status === 503 && e.code === 'CONFIG_BEHIND');
+    assert.deepEqual(asked, [1_700_000_000_000]);
+    assert.equal(submitted.length, 0);
+  });
+  it('401 INVALID_WRITE_KEY once the view is current', async () => {
+    const { done } = postWith({ configCurrent: async () => true }, 'wk_unknown');
+    await assert.rejects(done, (e: IngestError) => e.status === 401 && e.code === 'INVALID_WRITE_KEY');
   });
 });

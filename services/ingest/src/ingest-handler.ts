@@ -7,8 +7,9 @@ import type { UsageOutcome } from '@switchyard/platform/usage/usage-tally';
 import { normalizeEvent, type CallType, type Rejected } from './event-rules.js';
 import type { IngestMetrics } from './ingest-metrics.js';
 import { decodeBody, IngestError, MAX_REQUEST_BYTES, MAX_WRITE_BYTES, parseJsonBody, writeKeyOf } from './request-body.js';
+import { sourceOfWriteKey, type Refusals, type WriteKeyDeps } from './write-key-auth.js';
 
-export interface IngestDeps {
+export interface IngestDeps extends WriteKeyDeps {
   config: ConfigState;
   codec: AvroCodec;
   batcher: BatchingProducer;
@@ -26,6 +27,9 @@ export interface IngestDeps {
    */
   configLoaded?: () => boolean;
 }
+
+/** Clients drop a batch answered 401: only for a key that is surely unknown (write-key-auth.ts). */
+const REFUSALS: Refusals = { status: 401, unknown: 'the write key is not valid', disabled: 'the source of this write key is disabled' };
 
 export interface IngestRequest {
   /** `batch` for /v1/batch and /v1/import, else the call type of the single-call path. */
@@ -57,9 +61,7 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
   const writeKey = writeKeyOf(req.authorization, body);
   if (deps.configLoaded && !deps.configLoaded()) throw new IngestError(503, 'NOT_READY', 'the service is still loading its configuration; retry shortly');
   if (!writeKey) throw new IngestError(401, 'MISSING_WRITE_KEY', 'send the write key as the HTTP Basic user name or as writeKey in the body');
-  const source = deps.config.sourceForWriteKey(writeKey);
-  if (!source) throw new IngestError(401, 'INVALID_WRITE_KEY', 'the write key is not valid');
-  if (!source.enabled) throw new IngestError(401, 'SOURCE_DISABLED', 'the source of this write key is disabled');
+  const source = await sourceOfWriteKey(deps, writeKey, receivedAt, REFUSALS);
 
   const usage = (outcome: UsageOutcome, n: number) => deps.countUsage?.(source.id, receivedAt, outcome, n);
   const single = req.route !== 'batch';

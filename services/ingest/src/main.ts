@@ -64,6 +64,7 @@ runMain('ingest', async () => {
     config: view.state, codec, batcher, topics, metrics, clock: Date.now, newMessageId: randomUUID, ackTimeoutMs: config.INGEST_ACK_TIMEOUT,
     countUsage: (sourceId, at, outcome, n) => usage.count(sourceId, at, outcome, n),
     configLoaded: () => configLoaded,
+    configCurrent: (since, timeoutMs) => view.whenCurrent(since, timeoutMs),
   });
   runtime.readiness.set('config', false);
   await runtime.listen(config.HOST, config.INGEST_PORT);

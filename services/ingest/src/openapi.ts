@@ -34,8 +34,8 @@ export function openApiDocument(): Record<string, unknown> {
   const responses = {
     200: ok,
     400: error(`Nothing was written: malformed JSON, body over ${MAX_REQUEST_BYTES / 1024} KB (after decompression), a single call that breaks a rule, ...`),
-    401: error('Missing, unknown or disabled write key. Nothing was written.'),
-    503: error('Kafka did not acknowledge in time; nothing is reported as accepted. Retry after the Retry-After seconds.'),
+    401: error('Missing, unknown or disabled write key (refused only once the configuration is known to be up to date). Nothing was written.'),
+    503: error('Kafka did not acknowledge in time (UNAVAILABLE), the configuration is still loading (NOT_READY), or the write key is not known here and the configuration is not known to be up to date (CONFIG_BEHIND); nothing is reported as accepted. Retry after the Retry-After seconds.'),
   };
   const batchBody = { type: 'object', required: ['batch'], properties: { batch: { type: 'array', items: call }, context: { type: 'object', description: 'Merged into every call' }, integrations: { type: 'object', description: 'Merged into every call' }, sentAt: { type: 'string' }, writeKey: { type: 'string' } } };
   const paths: Record<string, unknown> = {};
@@ -66,7 +66,7 @@ export function openApiDocument(): Record<string, unknown> {
           metrics: { type: 'object', properties: { sampleRate: { const: 0 } } },
         } } } } },
         404: error('Unknown write key (INVALID_WRITE_KEY) or disabled source (SOURCE_DISABLED).'),
-        503: error('Still reading the sources and write keys (NOT_READY); retry.'),
+        503: error('Still reading the sources and write keys (NOT_READY), or the key is unknown while the configuration is not known to be up to date (CONFIG_BEHIND); retry.'),
       },
     },
   };

@@ -54,13 +54,15 @@ export async function trackingApi(app: FastifyInstance, deps: IngestDeps & { bro
 
     scope.get<{ Params: { writeKey: string } }>(SETTINGS_PATH, async (req, reply) => {
       try {
-        const settings = handleSettings(deps, req.params.writeKey);
+        const settings = await handleSettings(deps, req.params.writeKey);
         deps.metrics.requests.inc({ route: 'settings', status: 200 });
         return reply.header('cache-control', `public, max-age=${SETTINGS_MAX_AGE_SECONDS}`).send(settings);
       } catch (err) {
-        deps.metrics.requests.inc({ route: 'settings', status: (err as IngestError).status ?? 500 });
+        const status = (err as IngestError).status ?? 500;
+        deps.metrics.requests.inc({ route: 'settings', status });
         // A key refused now may be valid in a moment (a source just created or enabled).
         void reply.header('cache-control', 'no-store');
+        if (status === 503) void reply.header('retry-after', '2');
         throw err;
       }
     });

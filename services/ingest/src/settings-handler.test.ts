@@ -12,17 +12,20 @@ function setup(extra: Partial<SettingsDeps> = {}): SettingsDeps {
 }
 
 describe('handleSettings: the analytics.js settings of a write key', () => {
-  it('a valid key of an enabled source gets the document naming this ingest', () => {
-    const doc = handleSettings(setup(), 'wk_on') as { integrations: Record<string, unknown> };
+  it('a valid key of an enabled source gets the document naming this ingest', async () => {
+    const doc = await handleSettings(setup(), 'wk_on') as { integrations: Record<string, unknown> };
     assert.deepEqual(doc.integrations['Segment.io'], { apiKey: 'wk_on', apiHost: 'ingest.example.com/v1', protocol: 'https' });
   });
   const refusals: Array<[key: string, code: string]> = [['wk_unknown', 'INVALID_WRITE_KEY'], ['wk_off', 'SOURCE_DISABLED'], ['', 'INVALID_WRITE_KEY']];
   for (const [key, code] of refusals) {
-    it(`${JSON.stringify(key)} → 404 ${code}`, () => {
-      assert.throws(() => handleSettings(setup(), key), (e: IngestError) => e.status === 404 && e.code === code);
+    it(`${JSON.stringify(key)} → 404 ${code}`, async () => {
+      await assert.rejects(handleSettings(setup({ configCurrent: async () => true }), key), (e: IngestError) => e.status === 404 && e.code === code);
     });
   }
-  it('503 NOT_READY while the configuration is loading, even for a key that will be valid', () => {
-    assert.throws(() => handleSettings(setup({ configLoaded: () => false }), 'wk_on'), (e: IngestError) => e.status === 503 && e.code === 'NOT_READY');
+  it('503 NOT_READY while the configuration is loading, even for a key that will be valid', async () => {
+    await assert.rejects(handleSettings(setup({ configLoaded: () => false }), 'wk_on'), (e: IngestError) => e.status === 503 && e.code === 'NOT_READY');
+  });
+  it('503 CONFIG_BEHIND, not 404, for an unknown key while the view is not known to be current', async () => {
+    await assert.rejects(handleSettings(setup({ configCurrent: async () => false }), 'wk_new'), (e: IngestError) => e.status === 503 && e.code === 'CONFIG_BEHIND');
   });
 });

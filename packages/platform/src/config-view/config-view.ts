@@ -1,7 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { AvroCodec } from '../codec/avro-codec.js';
-import { createConsumer, type Consumer, type Kafka } from '../kafka/client.js';
+import type { Kafka } from '../kafka/client.js';
+import { GrouplessReader, type FetchedRecord, type PartitionSource } from '../kafka/groupless-reader.js';
+import { kafkajsPartitionSource } from '../kafka/kafkajs-partition-source.js';
 import type { Logger } from '../logger.js';
 import { ConfigState, type ConfigRecord } from './config-state.js';
 
@@ -10,20 +11,27 @@ export interface ConfigViewOptions {
   codec: AvroCodec;
   topic: string;
   logger: Logger;
-  /** Names the view's consumer group, for operators reading group lists. */
+  /** Names the view in log lines. */
   owner: string;
+  /** Where records come from; by default the topic's partitions read straight from their leaders. */
+  source?: PartitionSource;
 }
 
 /**
  * Follows the compacted config topic: reads it from the beginning at start (`start()` resolves once
- * every partition is caught up to where it ended at start-up), then keeps applying changes as they
- * arrive, so every service sees a change within moments and without a restart. Each process reads
- * the whole topic under a consumer group of its own and commits nothing: the topic is the state.
+ * every partition was read to an end offset learned after start began), then keeps applying changes
+ * as they arrive, so every service sees a change within moments and without a restart. It reads
+ * with no consumer group (GrouplessReader) and commits nothing: the topic is the state, and a broker
+ * lost costs only the time until the partition has a leader again, never a group rebalance.
  * Emits 'change' after each applied batch.
+ *
+ * It knows how current it is (`currentAsOf`, `whenCurrent`): a caller about to refuse something
+ * because the configuration does not know it (ingest, an unknown write key) first makes sure the
+ * view holds every record written before the request arrived.
  */
 export class ConfigView extends EventEmitter<{ change: [ConfigState] }> {
   readonly state = new ConfigState();
-  private consumer: Consumer | undefined;
+  private reader: GrouplessReader | undefined;
   private readonly log: Logger;
   /** Per key, the offset of a record this process wrote and applied before reading it back. */
   private readonly writtenOffsets = new Map<string, bigint>();
@@ -34,53 +42,49 @@ export class ConfigView extends EventEmitter<{ change: [ConfigState] }> {
   }
 
   async start(): Promise<void> {
-    const { kafka, topic } = this.opts;
-    const admin = kafka.admin();
-    await admin.connect();
-    let ends: Map<number, bigint>;
-    try {
-      const offsets = await admin.fetchTopicOffsets(topic);
-      ends = new Map(offsets.filter((o) => BigInt(o.high) > BigInt(o.low)).map((o) => [o.partition, BigInt(o.high)]));
-    } finally {
-      await admin.disconnect();
-    }
-
-    // A short fetch wait keeps disconnect (which waits for the current long poll) quick on shutdown.
-    const consumer = createConsumer(kafka, { groupId: `switchyard.config-view.${this.opts.owner}.${randomUUID()}`, sessionTimeout: 30_000, heartbeatInterval: 3000, maxWaitTimeInMs: 500 });
-    this.consumer = consumer;
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-
-    let caughtUp!: () => void;
-    const ready = new Promise<void>((resolve) => { caughtUp = resolve; });
-    if (ends.size === 0) caughtUp();
-
-    await consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch, heartbeat }) => {
-        for (const message of batch.messages) {
-          const key = message.key?.toString('utf8') ?? '';
-          const written = this.writtenOffsets.get(key);
-          if (written !== undefined) {
-            // Older records of a key this process already wrote would briefly undo its own write.
-            if (BigInt(message.offset) < written) continue;
-            this.writtenOffsets.delete(key);
-          }
-          const record = message.value ? await this.decode(key, message.value) : null;
-          if (message.value && !record) continue;
-          this.state.apply(key, record);
-        }
-        await heartbeat();
-        const end = ends.get(batch.partition);
-        if (end !== undefined && BigInt(batch.lastOffset()) + 1n >= end) {
-          ends.delete(batch.partition);
-          if (ends.size === 0) caughtUp();
-        }
-        this.emit('change', this.state);
-      },
+    const startedAt = Date.now();
+    // Every record acknowledged before start: the end offsets of fetches sent from this millisecond on.
+    const since = startedAt - 1;
+    const reader = new GrouplessReader({
+      source: this.opts.source ?? kafkajsPartitionSource(this.opts.kafka, this.opts.topic),
+      logger: this.log,
+      label: `config-view.${this.opts.owner}`,
+      onRecords: (_partition, records) => this.applyRecords(records),
     });
-    await ready;
-    this.log.info({ sources: this.state.sources().length, destinations: this.state.destinations().length }, 'configuration loaded');
+    this.reader = reader;
+    await reader.start();
+    if (!(await reader.whenCurrent(since, Infinity))) throw new Error('the config view stopped before it had read the config topic');
+    this.log.info({ sources: this.state.sources().length, destinations: this.state.destinations().length, ms: Date.now() - startedAt }, 'configuration loaded');
+  }
+
+  /** The time as of which the view holds every record of the config topic; undefined before start. */
+  currentAsOf(): number | undefined {
+    return this.reader?.currentAsOf();
+  }
+
+  /**
+   * Resolves true once the view holds every record acknowledged by `since` (it read each partition
+   * to an end offset learned in a later millisecond), false if not within timeoutMs: the view is behind
+   * (a broker lost, the partition without a leader) and an unknown key may only be unknown to it.
+   */
+  whenCurrent(since: number, timeoutMs: number): Promise<boolean> {
+    return this.reader ? this.reader.whenCurrent(since, timeoutMs) : Promise.resolve(false);
+  }
+
+  private async applyRecords(records: FetchedRecord[]): Promise<void> {
+    for (const message of records) {
+      const key = message.key?.toString('utf8') ?? '';
+      const written = this.writtenOffsets.get(key);
+      if (written !== undefined) {
+        // Older records of a key this process already wrote would briefly undo its own write.
+        if (BigInt(message.offset) < written) continue;
+        this.writtenOffsets.delete(key);
+      }
+      const record = message.value ? await this.decode(key, message.value) : null;
+      if (message.value && !record) continue;
+      this.state.apply(key, record);
+    }
+    this.emit('change', this.state);
   }
 
   /**
@@ -105,7 +109,7 @@ export class ConfigView extends EventEmitter<{ change: [ConfigState] }> {
   }
 
   async stop(): Promise<void> {
-    await this.consumer?.disconnect();
+    await this.reader?.stop();
   }
 
   private async decode(key: string, value: Buffer): Promise<ConfigRecord | null> {
