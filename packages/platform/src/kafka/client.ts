@@ -60,16 +60,6 @@ export function createProducer(kafka: Kafka, opts: { transactionalId?: string; t
 export const STAGE_FETCH = { minBytes: 1, maxWaitTimeInMs: 100, maxBytesPerPartition: 1 << 20 } as const;
 
 /**
- * A consumer's retries (kafkajs's default for consumers is 5 from 300 ms, about 7 s) outlast a
- * broker's failover: a dead leader is fenced after the broker session timeout (9 s) and its
- * partitions move. With kafkajs's default every consumer fetching from the dead broker crashed,
- * left its group and rejoined 5 s later: a rebalance of every group, and delivery sent again all
- * it had delivered and not yet committed (15 % of events in the cluster suite's broker kill).
- * About 30 s here: 300 ms doubling to 3 s, 12 times.
- */
-const CONSUMER_RETRY = { initialRetryTime: 300, maxRetryTime: 3000, retries: 12 };
-
-/**
  * A consumer that keeps consuming through broker outages. kafkajs restarts a crashed consumer only
  * when the cause is retriable, and some causes of a long outage are not: after a broker SIGKILL,
  * "Failed to find group coordinator" (KafkaJSGroupCoordinatorNotFound once its retries ran out)
@@ -79,7 +69,7 @@ const CONSUMER_RETRY = { initialRetryTime: 300, maxRetryTime: 3000, retries: 12 
  * rejoins its group and resumes from the committed offsets, like after a rebalance.
  */
 export function createConsumer(kafka: Kafka, config: ConsumerConfig, logger?: Logger): Consumer {
-  const consumer = kafka.consumer({ allowAutoTopicCreation: false, retry: CONSUMER_RETRY, ...config });
+  const consumer = kafka.consumer({ allowAutoTopicCreation: false, ...config });
   const { run, stop, disconnect } = consumer;
   let runConfig: ConsumerRunConfig | undefined;
   let stopped = false;
