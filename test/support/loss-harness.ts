@@ -285,11 +285,14 @@ export async function settle(o: SettleOptions): Promise<Tally> {
   report(tally, load);
   if (tally.duplicated > 0 || tally.lost > 0 || twice.length > 0) {
     // The story of a few of them, for whoever has to find out why.
-    const dup = [...load.acked].filter((id) => receiver.deliveredCount(id) > 1).slice(0, 3);
+    // Re-sent by delivery first (more deliveries than tasks), then other duplicates (an event's copies).
+    const resent = (id: string) => receiver.deliveredCount(id) > Math.max(1, tasks.get(id)?.length ?? 0);
+    const acked = [...load.acked];
+    const dup = [...acked.filter(resent).slice(0, 3), ...acked.filter((id) => receiver.deliveredCount(id) > 1 && !resent(id)).slice(0, 2)];
     if (twice.length) console.log(`#   tasks written more often than their event is in ${o.inputTopic ?? 'the ingest topic'} (partition/offset@made of each copy; the event's copies), e.g. ${twice.slice(0, 5).map((id) => `${id} at ${tasks.get(id)!.join(' and ')} (×${copies.get(id) ?? '?'})`).join(', ')}`);
     for (const id of [...dup, ...twice.slice(0, 3), ...tally.lostSample.slice(0, 3)]) {
       const t0 = startedAtOr(o.startedAt);
-      console.log(`#   ${id}: ${receiver.log.filter((r) => r.messageId === id).map((r) => `${r.mode}@${((r.at - t0) / 1000).toFixed(2)}s`).join(' ')}; accepted ${receiver.accepted.filter((a) => a.messageId === id).map((a) => `${((a.at - t0) / 1000).toFixed(2)}s`).join(' ')}${letters.has(id) ? `; dead letter ${letters.get(id)}` : ''}`);
+      console.log(`#   ${id}: ${receiver.log.filter((r) => r.messageId === id).map((r) => `${r.mode}@${((r.at - t0) / 1000).toFixed(2)}s`).join(' ')}; accepted ${receiver.accepted.filter((a) => a.messageId === id).map((a) => `${((a.at - t0) / 1000).toFixed(2)}s`).join(' ')}${o.taskTopic ? `; tasks ${tasks.get(id)?.join(' and ') ?? 'none read'}` : ''}${letters.has(id) ? `; dead letter ${letters.get(id)}` : ''}`);
     }
   }
   return tally;
