@@ -3,11 +3,14 @@
 // and producer do: created by the Kafka instance's private factory (so brokers, TLS, SASL and the
 // log go where the service configured them), fetching from each partition's leader with the
 // Fetch request kafkajs's consumer sends (read_committed, aborted and control records left out).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { withoutAbortedRecords } from './kafkajs-aborted-filter.js';
 import { OffsetOutOfRangeError, type FetchedPartition, type FetchedRecord, type PartitionSource } from './groupless-reader.js';
 import type { Kafka } from './client.js';
 
 const READ_COMMITTED = 1;
+/** How long close() waits for calls in progress before it disconnects anyway. */
+const CLOSE_WAIT_MS = 2000;
 const PARTITION_MAX_BYTES = 1 << 20;
 
 interface FetchedMessage extends FetchedRecord {
@@ -76,8 +79,18 @@ export function kafkajsPartitionSource(kafka: Kafka, topic: string): PartitionSo
     connected ??= cluster.connect().then(() => cluster.addTargetTopic(topic)).catch((err: unknown) => { connected = undefined; throw err; });
     return connected;
   };
+  // Every call in progress: close() waits for them before it disconnects, since a connect or a
+  // metadata refresh still under way would open a connection after the disconnect, and that
+  // socket kept the process alive (a test file timed out after all its tests had passed).
+  const inFlight = new Set<Promise<unknown>>();
+  const tracked = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = work();
+    inFlight.add(run);
+    void run.then(() => inFlight.delete(run), () => inFlight.delete(run));
+    return run;
+  };
 
-  return {
+  const source: PartitionSource = {
     async partitions() {
       await ready();
       await cluster.refreshMetadataIfNecessary();
@@ -125,14 +138,23 @@ export function kafkajsPartitionSource(kafka: Kafka, topic: string): PartitionSo
     },
 
     async recover() {
-      if (!connected) return;
+      if (!connected || closed) return;
       await cluster.refreshMetadata().catch(() => undefined);
     },
 
     async close() {
       closed = true;
+      // Bounded: a request to a broker that is gone may take its whole timeout.
+      await Promise.race([Promise.allSettled([...inFlight]), sleep(CLOSE_WAIT_MS)]);
       connected = undefined;
       await cluster.disconnect().catch(() => undefined);
     },
+  };
+  return {
+    partitions: () => tracked(() => source.partitions()),
+    earliestOffset: (partition) => tracked(() => source.earliestOffset(partition)),
+    fetch: (partition, offset, maxWaitMs) => tracked(() => source.fetch(partition, offset, maxWaitMs)),
+    recover: (error) => tracked(() => source.recover(error)),
+    close: () => source.close(),
   };
 }
