@@ -12,9 +12,10 @@ const STALLED_MS = 500;
 /** How often, at most, the fetch loop hands kafkajs a chance to heartbeat (it sends one per heartbeatInterval). */
 const HEARTBEAT_CHECK_MS = 100;
 /**
- * After this long without a heartbeat check (the process was frozen or starved, or simply idle),
- * membership is confirmed before the next task is sent: past the 10 s session timeout the group has
- * given the partition to another member, which sends it too.
+ * After this long without a successful heartbeat (the process was frozen or starved), membership is
+ * confirmed before the next task is sent: past the 10 s session timeout the group has given the
+ * partition to another member, which sends it too. kafkajs heartbeats every second while the
+ * consumer runs, so this costs nothing otherwise.
  */
 const MEMBERSHIP_CHECK_MS = 3000;
 /**
@@ -96,6 +97,8 @@ export class DeliveryConsumer {
   private commitFailingSince: number | undefined;
   private commitFailureLoggedAt = 0;
   private commitFailures = 0;
+  /** When a heartbeat last succeeded (kafkajs's HEARTBEAT event) or the group was last joined. */
+  private lastHeartbeatOk = 0;
   /** This instance's member id in its group at the last assignment. */
   private memberId: string | undefined;
   /**
@@ -114,6 +117,7 @@ export class DeliveryConsumer {
     const { consumer } = this.opts;
     for (const topic of this.opts.topics) await consumer.subscribe({ topic, fromBeginning: true });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.onAssignment(payload.memberId, payload.memberAssignment));
+    consumer.on(consumer.events.HEARTBEAT, () => { this.lastHeartbeatOk = this.opts.clock(); });
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -154,10 +158,16 @@ export class DeliveryConsumer {
           continue;
         }
         const now = this.opts.clock();
-        if (now - this.lastHeartbeatCheck >= MEMBERSHIP_CHECK_MS) {
-          this.lastHeartbeatCheck = now;
-          await heartbeat(); // throws (and the batch ends) if this member was expelled meanwhile
+        if (now - this.lastHeartbeatOk >= MEMBERSHIP_CHECK_MS) {
+          // Throws (and the batch ends) if this member was expelled meanwhile; returns without a
+          // request while kafkajs is already rejoining (it has no member id then): either way no
+          // heartbeat succeeds, and the record waits until one does.
+          await heartbeat();
           if (!isRunning() || isStale() || this.stopping) return;
+          if (this.opts.clock() - this.lastHeartbeatOk >= MEMBERSHIP_CHECK_MS) {
+            this.waitUntilDue(topic, partition, message.offset, COMMIT_STALL_RECHECK_MS);
+            return;
+          }
         }
         if (task.notBefore !== null && task.notBefore > now) {
           this.waitUntilDue(topic, partition, message.offset, task.notBefore - now);
@@ -406,6 +416,7 @@ export class DeliveryConsumer {
     // partitions it keeps in between.
     const stayed = memberId === this.memberId;
     this.memberId = memberId;
+    this.lastHeartbeatOk = this.opts.clock(); // joining is as good as a heartbeat
     const assigned = new Set(Object.entries(assignment).flatMap(([topic, partitions]) => partitions.map((p) => `${topic}:${p}`)));
     for (const [key, timer] of this.resumeTimers) {
       if (!assigned.has(key)) { clearTimeout(timer); this.resumeTimers.delete(key); }
