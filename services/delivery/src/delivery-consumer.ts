@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
 import type { Logger } from '@switchyard/platform/logger';
@@ -26,8 +25,6 @@ const MEMBERSHIP_CHECK_MS = 3000;
  * recovers from a lost coordinator: 15 % of events were sent twice in the cluster suite's broker kill.
  */
 const COMMIT_STALL_MS = 2000;
-/** How long a batch waits before it ends when membership is not confirmed (the record is fetched again). */
-const MEMBERSHIP_RECHECK_MS = 100;
 const COMMIT_STALL_RECHECK_MS = 500;
 /** At most one "offset commit failed" line per this long (a failing commit is retried every commit interval). */
 const COMMIT_FAILURE_LOG_MS = 5000;
@@ -168,9 +165,7 @@ export class DeliveryConsumer {
           await heartbeat();
           if (!isRunning() || isStale() || this.stopping) return;
           if (this.opts.clock() - this.lastHeartbeatOk >= MEMBERSHIP_CHECK_MS) {
-            // Not paused (a consumer with every partition paused stopped heartbeating, and was
-            // expelled): the batch ends here, kafkajs fetches this record again and heartbeats.
-            await sleep(MEMBERSHIP_RECHECK_MS);
+            this.waitUntilDue(topic, partition, message.offset, COMMIT_STALL_RECHECK_MS);
             return;
           }
         }
