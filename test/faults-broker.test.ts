@@ -15,8 +15,9 @@ import { freePort } from '../tools/stack/ports.js';
 import { startRegistry, type RunningRegistry } from '../tools/stack/registry.js';
 import { FaultPipeline } from './support/fault-pipeline.js';
 import type { FaultReceiver } from './support/fault-receiver.js';
-import { FULL, Load, settle, type Tally } from './support/loss-harness.js';
+import { FULL, Load, settle, settleTopics, type Tally } from './support/loss-harness.js';
 import { pipelineEnv, setupTopics } from './support/services.js';
+import { topicEnds } from './support/topic-reader.js';
 import { uniquePrefix } from './support/stack.js';
 
 type Fault = 'broker SIGTERM' | 'broker SIGKILL' | 'registry restart';
@@ -74,6 +75,8 @@ describe('faults: the broker and the registry stopped and restarted mid-stream',
     const label = name.replace(/\W+/g, '-');
     const { destination, receiver, source } = await pipeline.scenario(label);
     receivers.push(receiver);
+    const topics = { deadLetterTopic: pipeline.topics.deadLetter, taskTopic: pipeline.topics.delivery, inputTopic: pipeline.topics.ingest };
+    const from = await topicEnds(settleTopics(topics));
     const startedAt = Date.now();
     const load = new Load({ label, target: () => pipeline.ingestUrl, writeKey: source.writeKeys[0]!, events: sizes.events, ratePerSec: sizes.rate, giveUpAfterMs: 180_000 }).start();
     await sleep((sizes.events / sizes.rate) * 250);
@@ -83,7 +86,7 @@ describe('faults: the broker and the registry stopped and restarted mid-stream',
       console.log(`#   ${name}: ${fault} and back in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
       await sleep(3000);
     }
-    const tally = await settle({ scenario: name, load, receiver, destinationId: destination.id, deadLetterTopic: pipeline.topics.deadLetter, startedAt, timeoutMs: 240_000 });
+    const tally = await settle({ scenario: name, load, receiver, destinationId: destination.id, ...topics, from, startedAt, timeoutMs: 240_000 });
     assert.equal(tally.lost, 0, `lost: ${tally.lostSample.join(', ')}`);
     assert.equal(tally.acknowledged, tally.sent, 'every event acknowledged in the end (the client retries 503s)');
     if (faults.some((f) => f.startsWith('broker'))) assert.ok((load.statuses.get('503') ?? 0) > 0, 'ingest refused (503) while Kafka was away');

@@ -15,13 +15,15 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureArtifacts } from '../tools/stack/artifacts.js';
 import { FaultCluster } from './support/fault-cluster.js';
 import { FaultPipeline, type Role } from './support/fault-pipeline.js';
 import type { FaultReceiver } from './support/fault-receiver.js';
-import { FULL, Load, scale, settle, settleIdentifies, type Tally } from './support/loss-harness.js';
+import { FULL, Load, scale, settle, settleIdentifies, settleTopics, type Tally } from './support/loss-harness.js';
+import { topicEnds } from './support/topic-reader.js';
 import { pipelineEnv, setupTopics } from './support/services.js';
 import { uniquePrefix } from './support/stack.js';
 
@@ -133,19 +135,31 @@ describe('faults: a three-broker cluster, several instances of every service', {
     const startedAt = Date.now();
     const r: Run = { loadMs: (sizes.events / sizes.rate) * 1000, at: () => `${((Date.now() - startedAt) / 1000).toFixed(1)} s`, log };
     let progress: NodeJS.Timeout | undefined;
+    let stopStalls = () => {};
     try {
       await opts.before?.(r);
+      const topics = { deadLetterTopic: p.topics.deadLetter, taskTopic: p.topics.delivery, inputTopic: p.topics.ingest };
+      const from = await topicEnds(settleTopics(topics));
       const userOf = (i: number) => `${label}-u${Math.floor(i / BUYS)}`;
       const load = new Load({ label, target: () => p.ingestUrl, writeKey: source.writeKeys[0]!, events: sizes.events, ratePerSec: sizes.rate, giveUpAfterMs: 180_000, shape: (i) => ({ userId: userOf(i), event: 'Buy' }) }).start();
       // Where the scenario stands every 10 s: enough to tell a stuck load from a stuck pipeline.
-      progress = setInterval(() => r.log(`at ${r.at()}: ${load.acked.size}/${sizes.events} acknowledged, answers ${JSON.stringify(Object.fromEntries(load.statuses))}, ${receiver.accepted.length} deliveries, receiver quiet ${((Date.now() - receiver.lastActivity) / 1000).toFixed(0)} s`), 10_000).unref();
+      // The test process's own stalls too: it hosts the receiver, and a receiver that answers late
+      // gets requests timed out by delivery and sent again.
+      const stalls = monitorEventLoopDelay({ resolution: 20 });
+      stalls.enable();
+      progress = setInterval(() => {
+        r.log(`at ${r.at()}: ${load.acked.size}/${sizes.events} acknowledged, answers ${JSON.stringify(Object.fromEntries(load.statuses))}, ${receiver.accepted.length} deliveries, receiver quiet ${((Date.now() - receiver.lastActivity) / 1000).toFixed(0)} s, test process stalled up to ${(stalls.max / 1e6).toFixed(0)} ms`);
+        stalls.reset();
+      }, 10_000).unref();
+      stopStalls = () => stalls.disable();
       await faults(r);
       // Reduced, a scenario that cannot settle must fail soon enough for the others to run.
-      const events = await settle({ scenario: name, load, receiver, destinationId: destination.id, deadLetterTopic: p.topics.deadLetter, taskTopic: p.topics.delivery, inputTopic: p.topics.ingest, startedAt, timeoutMs: scale(45_000, 90_000) });
+      const events = await settle({ scenario: name, load, receiver, destinationId: destination.id, ...topics, from, startedAt, timeoutMs: scale(45_000, 90_000) });
       const identifies = await settleIdentifies({ scenario: name, load, receiver, perUser: BUYS, userOf, trait: 'three_buys', startedAt, timeoutMs: scale(20_000, 30_000) });
       return { events, identifies, load };
     } finally {
       clearInterval(progress);
+      stopStalls();
       await opts.restore?.();
     }
   };

@@ -180,11 +180,18 @@ export interface SettleOptions {
   /** The ingest topic (with `taskTopic`): read too, so that a task is a duplicate only beyond its event's copies there. */
   inputTopic?: string;
   brokers?: string;
+  /** Where the scenario's records start (topicEnds(settleTopics(…)) before its load): earlier ones are not read. */
+  from?: ReadonlyMap<string, bigint>;
   /** Bound on the wait for every acknowledged event to be accounted for. */
   timeoutMs?: number;
   /** Once accounted for, the receiver must stay quiet this long (late redeliveries are counted). */
   quietMs?: number;
   startedAt?: number;
+}
+
+/** The topics settle() reads. */
+export function settleTopics(o: Pick<SettleOptions, 'deadLetterTopic' | 'taskTopic' | 'inputTopic'>): string[] {
+  return [o.deadLetterTopic, ...(o.taskTopic ? [o.taskTopic] : []), ...(o.taskTopic && o.inputTopic ? [o.inputTopic] : [])];
 }
 
 /**
@@ -194,7 +201,7 @@ export interface SettleOptions {
 export async function settle(o: SettleOptions): Promise<Tally> {
   const { load, receiver } = o;
   await load.done;
-  const reader = await new TopicReader([o.deadLetterTopic, ...(o.taskTopic ? [o.taskTopic] : []), ...(o.taskTopic && o.inputTopic ? [o.inputTopic] : [])], o.brokers).start();
+  const reader = await new TopicReader(settleTopics(o), o.brokers, o.from).start();
   const letters = new Map<string, string>();
   const readLetters = () => {
     for (const d of reader.values<DeadLetter>(o.deadLetterTopic, (d) => d.task.destinationId === o.destinationId)) {
