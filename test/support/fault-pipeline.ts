@@ -2,6 +2,7 @@
 // service, each restartable on its own port (the load keeps sending to the same ingest addresses),
 // paused and resumed, added and removed; and a scenario's own source, destination and receiver,
 // proven wired end to end by a probe before any load is sent.
+import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { configKey, type Audience, type Destination, type Source } from '@switchyard/platform/config-view/config-state';
@@ -129,11 +130,14 @@ export class FaultPipeline {
   async scenario(label: string, receiverOpts: FaultReceiverOptions = {}, audience?: Omit<Audience, 'id' | 'sourceId' | 'createdAt' | 'updatedAt'>): Promise<{ source: Source; destination: Destination; receiver: FaultReceiver; audience?: Audience }> {
     const receiver = await new FaultReceiver(receiverOpts).start();
     const source = makeSource();
-    const destination = makeDestination(source.id, { webhooks: [{ url: receiver.url, headers: {} }] });
+    // Standard Webhooks on: each request carries when delivery started it (webhook-timestamp), so
+    // the receiver can tell a call it answered after the sender had given up (FaultReceiver.accepted).
+    const now = Date.now();
+    const signingSecrets = [{ id: `whk_${label}`, secret: `whsec_${randomBytes(32).toString('base64')}`, createdAt: now, expiresAt: null }];
+    const destination = makeDestination(source.id, { webhooks: [{ url: receiver.url, headers: {} }], standardSignatures: true, signingSecrets });
     await writeConfig(this.prefix, { sources: [source], destinations: [destination] });
     let made: Audience | undefined;
     if (audience) {
-      const now = Date.now();
       made = { id: `aud_${label.replace(/\W/g, '_')}_${now}`, sourceId: source.id, createdAt: now, updatedAt: now, ...audience };
       await writeAudience(this.prefix, made);
     }

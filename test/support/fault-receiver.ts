@@ -24,6 +24,12 @@ export interface AcceptedCall {
   messageId: string | undefined;
   body: Record<string, unknown>;
   at: number;
+  /**
+   * When the sender started this request, to the second (its `webhook-timestamp` header, with
+   * Standard Webhooks on): an answer written `at` a sender's timeout or more after it may have come
+   * after the sender gave up, and a copy sent after it is the sender's at-least-once, not a defect.
+   */
+  sentAtSecond?: number;
 }
 
 export interface FaultReceiverOptions {
@@ -117,8 +123,9 @@ export class FaultReceiver {
         res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":"try later"}');
         return;
       }
+      const stamp = Number(req.headers['webhook-timestamp']);
       const accept = () => {
-        this.accepted.push({ messageId, body, at: Date.now() });
+        this.accepted.push({ messageId, body, at: Date.now(), ...(Number.isFinite(stamp) && stamp > 0 ? { sentAtSecond: stamp } : {}) });
         if (messageId) this.deliveries.set(messageId, (this.deliveries.get(messageId) ?? 0) + 1);
       };
       if (mode === 'slow') {

@@ -5,7 +5,7 @@
 // or dead-lettered with a reason. Prints one table row per scenario.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { DeadLetter, DeliveryTask } from '@switchyard/platform/schemas/generated';
-import type { FaultReceiver } from './fault-receiver.js';
+import type { AcceptedCall, FaultReceiver } from './fault-receiver.js';
 import { TopicReader } from './topic-reader.js';
 
 /** RELIABILITY_SCALE=full (npm run test:reliability) runs the sizes RELIABILITY.md reports; `npm test` runs reduced ones. */
@@ -159,6 +159,13 @@ export interface Tally {
    */
   redelivered?: number;
   /**
+   * Of the re-sends (`redelivered`, or for identify calls `duplicated`): those that followed a copy the
+   * receiver answered `senderTimeoutMs` or more after delivery had started it (webhook-timestamp).
+   * Delivery had timed the request out by then, so it could not know the call had arrived; on the
+   * two-core test machine it happens when a catch-up burst after an outage starves the receiver.
+   */
+  resentAfterTimeout?: number;
+  /**
    * The identify tally: users who got identify calls of more than one messageId (one emission each),
    * summed beyond the first: emitted twice by audiences, which is exactly-once. A call delivered twice
    * (one messageId) is in `duplicated` only.
@@ -180,6 +187,8 @@ export interface SettleOptions {
   /** The ingest topic (with `taskTopic`): read too, so that a task is a duplicate only beyond its event's copies there. */
   inputTopic?: string;
   brokers?: string;
+  /** The pipeline's DELIVERY_TIMEOUT (default 5 s): an answer this late came after delivery gave up. */
+  senderTimeoutMs?: number;
   /** Where the scenario's records start (topicEnds(settleTopics(…)) before its load): earlier ones are not read. */
   from?: ReadonlyMap<string, bigint>;
   /** Bound on the wait for every acknowledged event to be accounted for. */
@@ -187,6 +196,25 @@ export interface SettleOptions {
   /** Once accounted for, the receiver must stay quiet this long (late redeliveries are counted). */
   quietMs?: number;
   startedAt?: number;
+}
+
+/** delivery's default DELIVERY_TIMEOUT. */
+const DELIVERY_TIMEOUT_MS = 5000;
+
+/**
+ * Per messageId, its accepted copies, the last one aside, that the receiver answered `timeoutMs` or
+ * more after delivery started the request (to the second, so counted when possibly that late): a
+ * copy sent after one of them is delivery's at-least-once after a timeout.
+ */
+function lateAnswers(receiver: FaultReceiver, timeoutMs: number): Map<string, number> {
+  const copies = new Map<string, AcceptedCall[]>();
+  for (const call of receiver.accepted) if (call.messageId) copies.set(call.messageId, [...(copies.get(call.messageId) ?? []), call]);
+  const late = new Map<string, number>();
+  for (const [id, calls] of copies) {
+    const n = calls.slice(0, -1).filter((c) => c.sentAtSecond !== undefined && c.at - c.sentAtSecond * 1000 >= timeoutMs).length;
+    if (n > 0) late.set(id, n);
+  }
+  return late;
 }
 
 /** The topics settle() reads. */
@@ -284,7 +312,14 @@ export async function settle(o: SettleOptions): Promise<Tally> {
   if (o.taskTopic) {
     tally.duplicateTasks = twice.length;
     if (o.inputTopic) tally.ingestDuplicates = [...copies.values()].filter((n) => n > 1).length;
-    tally.redelivered = load.ids.reduce((sum, id) => sum + Math.max(0, receiver.deliveredCount(id) - Math.max(1, tasks.get(id)?.length ?? 0)), 0);
+    const lateness = lateAnswers(receiver, o.senderTimeoutMs ?? DELIVERY_TIMEOUT_MS);
+    tally.redelivered = 0;
+    tally.resentAfterTimeout = 0;
+    for (const id of load.ids) {
+      const extra = Math.max(0, receiver.deliveredCount(id) - Math.max(1, tasks.get(id)?.length ?? 0));
+      tally.redelivered += extra;
+      tally.resentAfterTimeout += Math.min(extra, lateness.get(id) ?? 0);
+    }
     const behind = tasksBehind();
     if (behind > 0) console.log(`#   ${o.scenario}: ${behind} delivered events whose task (or tasks whose event) the reader had not seen by the deadline`);
     tally.longestPause = longestPause(receiver, new Set(load.ids), startedAtOr(o.startedAt));
@@ -318,6 +353,8 @@ export interface IdentifyOptions {
   /** The audience's trait in the identify calls (`three_buys`). */
   trait: string;
   startedAt: number;
+  /** As in settle(). */
+  senderTimeoutMs?: number;
   /** Bound on the wait for every user's identify call (default 60 s). */
   timeoutMs?: number;
 }
@@ -351,10 +388,15 @@ export async function settleIdentifies(o: IdentifyOptions): Promise<Tally> {
   await sleep(2000);
   const byUser = identifiesOf();
   const missing = [...users].filter((u) => !byUser.has(u));
+  const lateness = lateAnswers(receiver, o.senderTimeoutMs ?? DELIVERY_TIMEOUT_MS);
+  let resentAfterTimeout = 0;
+  for (const ids of emissions.values()) {
+    for (const id of ids) resentAfterTimeout += Math.min(Math.max(0, receiver.deliveredCount(id) - 1), lateness.get(id) ?? 0);
+  }
   const tally: Tally = {
     scenario: `${o.scenario}: audience identify calls`, sent: users.size, acknowledged: users.size, delivered: users.size - missing.length,
     duplicated: [...byUser.values()].reduce((s, n) => s + n - 1, 0), deadLettered: 0, lost: missing.length, lostSample: missing.slice(0, 10), deadLetterReasons: {}, seconds: (Date.now() - o.startedAt) / 1000,
-    duplicateEmissions: [...emissions.values()].reduce((s, ids) => s + ids.size - 1, 0),
+    duplicateEmissions: [...emissions.values()].reduce((s, ids) => s + ids.size - 1, 0), resentAfterTimeout,
   };
   report(tally);
   const twice = [...byUser].filter(([, n]) => n > 1).map(([u]) => u);
@@ -377,7 +419,7 @@ export function report(t: Tally, load?: Load): void {
   const more = t.duplicateTasks === undefined ? '' : ` ${t.duplicateTasks} | ${((t.longestPause?.ms ?? 0) / 1000).toFixed(1)} s |`;
   console.log(`# reliability-row | ${t.scenario} | ${t.sent} | ${t.acknowledged} | ${t.delivered} | ${t.duplicated} (${pct} %) | ${t.deadLettered} | ${t.lost} |${more}`);
   const statuses = load ? JSON.stringify(Object.fromEntries(load.statuses)) : '';
-  console.log(`#   ${t.scenario}: ${t.seconds.toFixed(0)} s; ingest answers ${statuses}, ${load?.retries ?? 0} client retries, ${load?.givenUp.size ?? 0} given up, ${load?.rejected.size ?? 0} rejected; dead-letter reasons ${JSON.stringify(t.deadLetterReasons)}${t.ingestDuplicates !== undefined ? `; in the ingest topic twice ${t.ingestDuplicates}` : ''}${t.redelivered !== undefined ? `; re-sent by delivery ${t.redelivered}` : ''}${t.duplicateEmissions !== undefined ? `; emitted more than once ${t.duplicateEmissions}` : ''}${t.longestPause ? `; longest pause in deliveries ${t.longestPause.ms} ms from ${t.longestPause.atSeconds.toFixed(1)} s` : ''}${t.lost ? `; lost e.g. ${t.lostSample.join(', ')}` : ''}`);
+  console.log(`#   ${t.scenario}: ${t.seconds.toFixed(0)} s; ingest answers ${statuses}, ${load?.retries ?? 0} client retries, ${load?.givenUp.size ?? 0} given up, ${load?.rejected.size ?? 0} rejected; dead-letter reasons ${JSON.stringify(t.deadLetterReasons)}${t.ingestDuplicates !== undefined ? `; in the ingest topic twice ${t.ingestDuplicates}` : ''}${t.redelivered !== undefined ? `; re-sent by delivery ${t.redelivered}` : ''}${t.resentAfterTimeout ? ` (${t.resentAfterTimeout} after an answer that came past delivery's timeout)` : ''}${t.duplicateEmissions !== undefined ? `; emitted more than once ${t.duplicateEmissions}` : ''}${t.longestPause ? `; longest pause in deliveries ${t.longestPause.ms} ms from ${t.longestPause.atSeconds.toFixed(1)} s` : ''}${t.lost ? `; lost e.g. ${t.lostSample.join(', ')}` : ''}`);
 }
 
 /** Runs `action` at `count` seeded random moments within [from, to] ms from now, one after another. */
