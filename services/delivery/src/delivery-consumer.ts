@@ -101,6 +101,8 @@ export class DeliveryConsumer {
   private lastHeartbeatOk = 0;
   /** This instance's member id in its group at the last assignment. */
   private memberId: string | undefined;
+  /** Assignments so far: a batch fetched under an earlier one is left unsent (handleBatch). */
+  private assignments = 0;
   /**
    * Every partition of the last assignment until its first batch: the group's committed offset (read
    * once per assignment), and whether this instance sought it to a position of its own.
@@ -133,6 +135,13 @@ export class DeliveryConsumer {
   private async handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { topic, partition } = batch;
     const tracker = this.offsets.tracker(topic, partition);
+    // kafkajs hands over a batch fetched before a rebalance even when the handler gets to it (or
+    // resumes from a wait) after it: the partition may be another member's by then, which reads
+    // it from the group's offset and sends the same records, at the same moment (both copies
+    // reached the cluster suite's receiver within a millisecond). Such a batch is dropped unsent and
+    // unresolved: the new assignment's positions decide what is read next.
+    const assignment = this.assignments;
+    const gone = () => !isRunning() || isStale() || this.assignments !== assignment;
     // kafkajs fetches a partition again from just past its last resolved offset. It is resolved
     // once, as the batch is left (whichever way), rather than per record: the same position, since
     // no fetch of this partition runs while its batch is handled, and a seek (destination full,
@@ -140,30 +149,34 @@ export class DeliveryConsumer {
     let resolved: string | undefined;
     try {
       const messages = await this.aboveGroupFloor(batch);
-      if (!isRunning() || isStale()) return;
+      if (gone()) return;
       for (const message of messages) {
-        if (!isRunning() || isStale() || this.stopping) return;
+        if (gone() || this.stopping) return;
         let task: DeliveryTask;
+        let fetchedSchema = false;
         try {
           // Synchronous once the schema is known: no promise and no microtask turn per record.
-          const decoded = this.opts.codec.decodeKnown(message.value) ?? await this.opts.codec.decode(message.value);
+          let decoded = this.opts.codec.decodeKnown(message.value);
+          if (!decoded) { fetchedSchema = true; decoded = await this.opts.codec.decode(message.value); }
           if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') throw new Error(`${decoded.name} is not a delivery task`);
           task = decoded.value;
         } catch (err) {
           await this.opts.setAside(message.value, topic, partition, message.offset, (err as Error).message);
+          if (gone()) return;
           tracker.track(message.offset);
           tracker.complete(message.offset);
           resolved = message.offset;
           this.requestCommit();
           continue;
         }
+        if (fetchedSchema && gone()) return;
         const now = this.opts.clock();
         if (now - this.lastHeartbeatOk >= MEMBERSHIP_CHECK_MS) {
           // Throws (and the batch ends) if this member was expelled meanwhile; returns without a
           // request while kafkajs is already rejoining (it has no member id then): either way no
           // heartbeat succeeds, and the record waits until one does.
           await heartbeat();
-          if (!isRunning() || isStale() || this.stopping) return;
+          if (gone() || this.stopping) return;
           if (this.opts.clock() - this.lastHeartbeatOk >= MEMBERSHIP_CHECK_MS) {
             this.waitUntilDue(topic, partition, message.offset, COMMIT_STALL_RECHECK_MS);
             return;
@@ -191,6 +204,7 @@ export class DeliveryConsumer {
         // A free global slot is taken at once (the common case); otherwise wait for one.
         const waited = this.stopping || !this.global.tryAcquire();
         if (waited && !(await this.acquireUnlessStopping())) return;
+        if (waited && gone()) { this.global.release(); return; }
         tracker.track(message.offset);
         resolved = message.offset;
         this.active++;
@@ -210,7 +224,8 @@ export class DeliveryConsumer {
       this.lagByPartition.set(`${topic}:${partition}`, Number(batch.offsetLag()));
       this.reportLag(topic);
     } finally {
-      if (resolved !== undefined) resolveOffset(resolved);
+      // Not into a new assignment: kafkajs's positions then belong to it (and onAssignment set them).
+      if (resolved !== undefined && this.assignments === assignment) resolveOffset(resolved);
     }
   }
 
@@ -416,6 +431,7 @@ export class DeliveryConsumer {
     // partitions it keeps in between.
     const stayed = memberId === this.memberId;
     this.memberId = memberId;
+    this.assignments++;
     this.lastHeartbeatOk = this.opts.clock(); // joining is as good as a heartbeat
     const assigned = new Set(Object.entries(assignment).flatMap(([topic, partitions]) => partitions.map((p) => `${topic}:${p}`)));
     for (const [key, timer] of this.resumeTimers) {

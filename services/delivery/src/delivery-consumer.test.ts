@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
+import { createLogger } from '@switchyard/platform/logger';
+import { Registry } from '@switchyard/platform/metrics';
+import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
+import { DeliveryConsumer } from './delivery-consumer.js';
+import { deliveryMetrics } from './delivery-metrics.js';
+import type { TaskRunner } from './task-runner.js';
+
+const TOPIC = 'tasks';
+
+/** Just the part of a kafkajs consumer DeliveryConsumer uses: the test plays kafkajs's runner. */
+class FakeConsumer {
+  readonly events = { GROUP_JOIN: 'consumer.group_join', HEARTBEAT: 'consumer.heartbeat' };
+  readonly seeks: Array<{ topic: string; partition: number; offset: string }> = [];
+  eachBatch: ((payload: EachBatchPayload) => Promise<void>) | undefined;
+  private readonly listeners = new Map<string, (event: { payload: Record<string, unknown> }) => void>();
+  async subscribe(): Promise<void> {}
+  on(event: string, listener: (event: { payload: Record<string, unknown> }) => void): void { this.listeners.set(event, listener); }
+  async run({ eachBatch }: { eachBatch: (payload: EachBatchPayload) => Promise<void> }): Promise<void> { this.eachBatch = eachBatch; }
+  join(memberId: string, partitions: number[]): void {
+    this.listeners.get(this.events.GROUP_JOIN)!({ payload: { memberId, memberAssignment: { [TOPIC]: partitions } } });
+  }
+  seek(seek: { topic: string; partition: number; offset: string }): void { this.seeks.push(seek); }
+  pause(): void {}
+  resume(): void {}
+  paused(): [] { return []; }
+  async commitOffsets(): Promise<void> {}
+}
+
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => { resolve = r; });
+  return { promise, resolve };
+}
+
+function setup(groupOffsets: () => Promise<Map<string, bigint>>) {
+  const consumer = new FakeConsumer();
+  const sent: string[] = [];
+  const task = { taskId: 'm1:d1', destinationId: 'd1', notBefore: null } as unknown as DeliveryTask;
+  const codec = { decodeKnown: () => ({ name: 'io.switchyard.pipeline.DeliveryTask', value: task }) } as unknown as AvroCodec;
+  const runner = { circuitOpen: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); } } as unknown as TaskRunner;
+  const delivery = new DeliveryConsumer({
+    consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], metrics: deliveryMetrics(new Registry()),
+    logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10,
+    maxWaitingPerDestination: 10, commitIntervalMs: 20, setAside: async () => undefined, groupOffsets,
+  });
+  return { consumer, delivery, sent };
+}
+
+/** One batch of partition 0 as kafkajs hands it over, and the offsets the handler resolved. */
+function batchOf(offsets: string[]) {
+  const resolved: string[] = [];
+  const payload = {
+    batch: { topic: TOPIC, partition: 0, messages: offsets.map((offset) => ({ offset, value: Buffer.from('x') })), offsetLag: () => '0' },
+    resolveOffset: (offset: string) => { resolved.push(offset); },
+    heartbeat: async () => undefined,
+    isRunning: () => true,
+    isStale: () => false,
+  } as unknown as EachBatchPayload;
+  return { payload, resolved };
+}
+
+describe('DeliveryConsumer across rebalances', () => {
+  it('a batch fetched before a rebalance and reached after it is neither sent nor resolved', async () => {
+    const floor = deferred<Map<string, bigint>>();
+    const { consumer, delivery, sent } = setup(() => floor.promise);
+    await delivery.start();
+    consumer.join('member-1', [0]);
+    const { payload, resolved } = batchOf(['5', '6']);
+    const handled = consumer.eachBatch!(payload); // waits for the group's offset of partition 0
+    consumer.join('member-1', [1]); // partition 0 goes to another member meanwhile
+    floor.resolve(new Map([[`${TOPIC}:0`, 5n]]));
+    await handled;
+    assert.deepEqual(sent, [], 'the other member sends these records now');
+    assert.deepEqual(resolved, []);
+  });
+
+  it('the same batch with no rebalance in between is sent and resolved', async () => {
+    const { consumer, delivery, sent } = setup(async () => new Map([[`${TOPIC}:0`, 5n]]));
+    await delivery.start();
+    consumer.join('member-1', [0]);
+    const { payload, resolved } = batchOf(['5', '6']);
+    await consumer.eachBatch!(payload);
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(sent, ['m1:d1', 'm1:d1']);
+    assert.deepEqual(resolved, ['6']);
+  });
+});
