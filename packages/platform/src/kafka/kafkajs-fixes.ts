@@ -4,7 +4,7 @@
 // (kafka/client.ts and best-effort-writer.ts do, first): it throws if it comes too late.
 import { createRequire, Module } from 'node:module';
 import { withoutAbortedRecords } from './kafkajs-aborted-filter.js';
-import { installFetchRecovery } from './kafkajs-fetch-recovery.js';
+import { installBrokerLossRecovery } from './kafkajs-broker-loss.js';
 import { createSendMessages } from './kafkajs-send-messages.js';
 
 const require = createRequire(import.meta.url);
@@ -25,4 +25,4 @@ function replaceKafkajsModule(request: string, exports: unknown): void {
 replaceKafkajsModule('kafkajs/src/consumer/filterAbortedMessages.js', withoutAbortedRecords);
 replaceKafkajsModule('kafkajs/src/producer/sendMessages.js', createSendMessages);
 // After the replacements: loading consumerGroup.js loads modules of kafkajs's own.
-installFetchRecovery();
+installBrokerLossRecovery();
