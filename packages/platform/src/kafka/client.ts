@@ -1,6 +1,7 @@
 import './kafkajs-fixes.js';
 import { Kafka, logLevel, Partitioners, type Producer, type Admin, type Consumer, type ConsumerConfig, type ConsumerRunConfig, type EachBatchPayload, type KafkaConfig, type LogEntry } from 'kafkajs';
 import type { Logger } from '../logger.js';
+import { stableRoundRobin } from './stable-round-robin.js';
 
 // Every kafkajs import of the code base lives under kafka/, so the client can be swapped later.
 export type { Producer, Admin, Consumer, Kafka, EachBatchPayload };
@@ -69,7 +70,7 @@ export const STAGE_FETCH = { minBytes: 1, maxWaitTimeInMs: 100, maxBytesPerParti
  * rejoins its group and resumes from the committed offsets, like after a rebalance.
  */
 export function createConsumer(kafka: Kafka, config: ConsumerConfig, logger?: Logger): Consumer {
-  const consumer = kafka.consumer({ allowAutoTopicCreation: false, ...config });
+  const consumer = kafka.consumer({ allowAutoTopicCreation: false, partitionAssigners: [stableRoundRobin], ...config });
   const { run, stop, disconnect } = consumer;
   let runConfig: ConsumerRunConfig | undefined;
   let stopped = false;
