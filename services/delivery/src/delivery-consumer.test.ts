@@ -27,7 +27,8 @@ class FakeConsumer {
   pause(): void {}
   resume(): void {}
   paused(): [] { return []; }
-  async commitOffsets(): Promise<void> {}
+  readonly commits: Array<Array<{ topic: string; partition: number; offset: string }>> = [];
+  async commitOffsets(offsets: Array<{ topic: string; partition: number; offset: string }>): Promise<void> { this.commits.push(offsets); }
 }
 
 function deferred<T>() {
@@ -36,12 +37,12 @@ function deferred<T>() {
   return { promise, resolve };
 }
 
-function setup(groupOffsets: () => Promise<Map<string, bigint>>) {
+function setup(groupOffsets: () => Promise<Map<string, bigint>>, answer: () => Promise<void> = async () => undefined) {
   const consumer = new FakeConsumer();
   const sent: string[] = [];
   const task = { taskId: 'm1:d1', destinationId: 'd1', notBefore: null } as unknown as DeliveryTask;
   const codec = { decodeKnown: () => ({ name: 'io.switchyard.pipeline.DeliveryTask', value: task }) } as unknown as AvroCodec;
-  const runner = { circuitOpen: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); } } as unknown as TaskRunner;
+  const runner = { circuitOpen: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); await answer(); } } as unknown as TaskRunner;
   const delivery = new DeliveryConsumer({
     consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], metrics: deliveryMetrics(new Registry()),
     logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10,
@@ -87,5 +88,26 @@ describe('DeliveryConsumer across rebalances', () => {
     await new Promise((r) => setImmediate(r));
     assert.deepEqual(sent, ['m1:d1', 'm1:d1']);
     assert.deepEqual(resolved, ['6']);
+  });
+
+  it('when the group rebalances: in-flight tasks get a moment, what finished is committed, nothing new is sent until the next assignment', async () => {
+    let release!: () => void;
+    const pending = new Promise<void>((r) => { release = r; });
+    const { consumer, delivery, sent } = setup(async () => new Map([[`${TOPIC}:0`, 5n]]), () => pending);
+    await delivery.start();
+    consumer.join('member-1', [0]);
+    await consumer.eachBatch!(batchOf(['5', '6']).payload);
+    assert.equal(sent.length, 2);
+    const handOver = delivery.handOver(1000);
+    setTimeout(release, 20); // both answers arrive while the member waits
+    await handOver;
+    assert.deepEqual(consumer.commits.at(-1), [{ topic: TOPIC, partition: 0, offset: '7' }]);
+    const { payload, resolved } = batchOf(['7']);
+    await consumer.eachBatch!(payload);
+    assert.equal(sent.length, 2, 'nothing new while the group rebalances');
+    assert.deepEqual(resolved, []);
+    consumer.join('member-1', [0]);
+    await consumer.eachBatch!(batchOf(['7']).payload);
+    assert.equal(sent.length, 3, 'sending again once assigned');
   });
 });

@@ -26,6 +26,11 @@ const MEMBERSHIP_CHECK_MS = 3000;
  */
 const COMMIT_STALL_MS = 2000;
 const COMMIT_STALL_RECHECK_MS = 500;
+/**
+ * When the group starts a rebalance, how long in-flight tasks may take to finish before what is
+ * finished is committed and the member rejoins (the other members wait for it meanwhile).
+ */
+const HAND_OVER_MS = 1000;
 /** At most one "offset commit failed" line per this long (a failing commit is retried every commit interval). */
 const COMMIT_FAILURE_LOG_MS = 5000;
 
@@ -91,7 +96,7 @@ export class DeliveryConsumer {
   private batchRunning: Promise<void> | undefined;
   /** Tasks admitted and unfinished (each holds a global slot), and who waits for them to reach 0. */
   private active = 0;
-  private idle: (() => void) | undefined;
+  private readonly idle: Array<() => void> = [];
   private lastHeartbeatCheck = 0;
   /** Since when offset commits fail (undefined: the last one succeeded), and when that was last logged. */
   private commitFailingSince: number | undefined;
@@ -103,6 +108,8 @@ export class DeliveryConsumer {
   private memberId: string | undefined;
   /** Assignments so far: a batch fetched under an earlier one is left unsent (handleBatch). */
   private assignments = 0;
+  /** The group is rebalancing (handOver ran): nothing new is sent until the next assignment. */
+  private handingOver = false;
   /**
    * Every partition of the last assignment until its first batch: the group's committed offset (read
    * once per assignment), and whether this instance sought it to a position of its own.
@@ -141,7 +148,7 @@ export class DeliveryConsumer {
     // reached the cluster suite's receiver within a millisecond). Such a batch is dropped unsent and
     // unresolved: the new assignment's positions decide what is read next.
     const assignment = this.assignments;
-    const gone = () => !isRunning() || isStale() || this.assignments !== assignment;
+    const gone = () => !isRunning() || isStale() || this.assignments !== assignment || this.handingOver;
     // kafkajs fetches a partition again from just past its last resolved offset. It is resolved
     // once, as the batch is left (whichever way), rather than per record: the same position, since
     // no fetch of this partition runs while its batch is handled, and a seek (destination full,
@@ -276,7 +283,7 @@ export class DeliveryConsumer {
   private finished(): void {
     this.global.release();
     this.active--;
-    if (this.active === 0 && this.idle) { this.idle(); this.idle = undefined; }
+    if (this.active === 0) { for (const resolve of this.idle.splice(0)) resolve(); }
   }
 
   /**
@@ -292,12 +299,36 @@ export class DeliveryConsumer {
     consumer.pause(this.opts.topics.map((topic) => ({ topic })));
     const deadline = new Promise((r) => setTimeout(r, drainMs).unref());
     await Promise.race([this.batchRunning, deadline]);
-    if (this.active > 0) await Promise.race([new Promise<void>((r) => { this.idle = r; }), deadline]);
+    if (this.active > 0) await Promise.race([this.whenIdle(), deadline]);
     clearTimeout(this.commitTimer);
     this.commitTimer = undefined;
     await this.committing;
     await this.commit().catch((err: unknown) => this.opts.logger.warn({ err }, 'final offset commit failed'));
     await consumer.stop();
+  }
+
+  /**
+   * The group is rebalancing and this member is about to rejoin (kafkajs has no "partitions
+   * revoked" callback; kafka/kafkajs-rejoin-hook.ts calls this first): it sends nothing new, lets
+   * in-flight tasks finish for a moment, and commits what finished while the old generation's
+   * commits are still accepted. A partition that moves to another member is then read from past
+   * the tasks this one delivered, instead of from its last commit before the rebalance.
+   */
+  async handOver(maxWaitMs = HAND_OVER_MS): Promise<void> {
+    if (this.stopping) return;
+    this.handingOver = true;
+    if (this.active > 0) {
+      const deadline = new Promise<void>((r) => setTimeout(r, maxWaitMs).unref());
+      await Promise.race([this.whenIdle(), deadline]);
+    }
+    clearTimeout(this.commitTimer);
+    this.commitTimer = undefined;
+    await this.committing;
+    await this.commit().catch((err: unknown) => this.opts.logger.info({ err }, 'offset commit before rejoining the group refused'));
+  }
+
+  private whenIdle(): Promise<void> {
+    return this.active === 0 ? Promise.resolve() : new Promise((resolve) => { this.idle.push(resolve); });
   }
 
   /** A global slot, or false (nothing taken) when shutdown began while waiting for it. */
@@ -432,6 +463,7 @@ export class DeliveryConsumer {
     const stayed = memberId === this.memberId;
     this.memberId = memberId;
     this.assignments++;
+    this.handingOver = false;
     this.lastHeartbeatOk = this.opts.clock(); // joining is as good as a heartbeat
     const assigned = new Set(Object.entries(assignment).flatMap(([topic, partitions]) => partitions.map((p) => `${topic}:${p}`)));
     for (const [key, timer] of this.resumeTimers) {

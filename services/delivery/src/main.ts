@@ -6,6 +6,7 @@ import { loadConfig, commonEnv, env, topicEnv } from '@switchyard/platform/confi
 import { unreadableRecord } from '@switchyard/platform/codec/invalid-event';
 import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
+import { beforeRejoining } from '@switchyard/platform/kafka/kafkajs-rejoin-hook';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { committedOffsets } from '@switchyard/platform/kafka/partition-transactions';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
@@ -98,7 +99,9 @@ runMain('delivery', async () => {
       await batcher.submit([{ topic: topics.invalidEvents, key: null, value: codec.encode('io.switchyard.pipeline.InvalidEvent', record) }]).acked;
     },
   });
+  // kafkajs rejoins a rebalancing group at once; delivery first commits what it finished.
+  const unhook = beforeRejoining(groupId, () => delivery.handOver());
   // Registered after the consumer's disconnect, so it runs before it: stop reading, drain, commit.
-  runtime.lifecycle.onShutdown('delivery', async () => { await delivery.stop(); stopping = true; });
+  runtime.lifecycle.onShutdown('delivery', async () => { unhook(); await delivery.stop(); stopping = true; });
   await delivery.start();
 });

@@ -5,6 +5,7 @@
 import { createRequire, Module } from 'node:module';
 import { withoutAbortedRecords } from './kafkajs-aborted-filter.js';
 import { installBrokerLossRecovery } from './kafkajs-broker-loss.js';
+import { installRejoinHook } from './kafkajs-rejoin-hook.js';
 import { createSendMessages } from './kafkajs-send-messages.js';
 
 const require = createRequire(import.meta.url);
@@ -26,3 +27,4 @@ replaceKafkajsModule('kafkajs/src/consumer/filterAbortedMessages.js', withoutAbo
 replaceKafkajsModule('kafkajs/src/producer/sendMessages.js', createSendMessages);
 // After the replacements: loading consumerGroup.js loads modules of kafkajs's own.
 installBrokerLossRecovery();
+installRejoinHook();
