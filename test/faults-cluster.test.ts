@@ -80,7 +80,8 @@ describe('faults: a three-broker cluster, several instances of every service', {
   before(async () => {
     const t0 = Date.now();
     const { kafkaLibs } = await ensureArtifacts({ log: () => undefined });
-    cluster = await FaultCluster.start({ libs: kafkaLibs, dir, heap: '384m' });
+    // A cluster that does not come up keeps its nodes' logs too (the error names kafka.out).
+    cluster = await FaultCluster.start({ libs: kafkaLibs, dir, heap: '384m' }).catch((err: unknown) => { failed = true; throw err; });
     const tCluster = Date.now();
     // Everything of this test process (config writer, topic readers, service env) uses this cluster.
     process.env.KAFKA_BROKERS = cluster.brokers;

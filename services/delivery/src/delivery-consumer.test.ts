@@ -13,13 +13,14 @@ const TOPIC = 'tasks';
 
 /** Just the part of a kafkajs consumer DeliveryConsumer uses: the test plays kafkajs's runner. */
 class FakeConsumer {
-  readonly events = { GROUP_JOIN: 'consumer.group_join', HEARTBEAT: 'consumer.heartbeat' };
+  readonly events = { GROUP_JOIN: 'consumer.group_join', HEARTBEAT: 'consumer.heartbeat', REQUEST: 'consumer.network.request' };
   readonly seeks: Array<{ topic: string; partition: number; offset: string }> = [];
   eachBatch: ((payload: EachBatchPayload) => Promise<void>) | undefined;
   private readonly listeners = new Map<string, (event: { payload: Record<string, unknown> }) => void>();
   async subscribe(): Promise<void> {}
   on(event: string, listener: (event: { payload: Record<string, unknown> }) => void): void { this.listeners.set(event, listener); }
   async run({ eachBatch }: { eachBatch: (payload: EachBatchPayload) => Promise<void> }): Promise<void> { this.eachBatch = eachBatch; }
+  emit(event: string, payload: Record<string, unknown>): void { this.listeners.get(event)!({ payload }); }
   join(memberId: string, partitions: number[]): void {
     this.listeners.get(this.events.GROUP_JOIN)!({ payload: { memberId, memberAssignment: { [TOPIC]: partitions } } });
   }
@@ -109,5 +110,20 @@ describe('DeliveryConsumer across rebalances', () => {
     consumer.join('member-1', [0]);
     await consumer.eachBatch!(batchOf(['7']).payload);
     assert.equal(sent.length, 3, 'sending again once assigned');
+  });
+
+  it('a heartbeat answered after a freeze confirms membership as of when it was sent: the member checks again before sending', async () => {
+    const { consumer, delivery, sent } = setup(async () => new Map([[`${TOPIC}:0`, 5n]]));
+    await delivery.start();
+    consumer.join('member-1', [0]);
+    const sentBeforeFreeze = Date.now() - 14_000;
+    consumer.emit(consumer.events.REQUEST, { apiName: 'Heartbeat', sentAt: sentBeforeFreeze });
+    consumer.emit(consumer.events.HEARTBEAT, {});
+    const { payload } = batchOf(['5']);
+    let checked = 0;
+    payload.heartbeat = async () => { checked++; throw new Error('The coordinator is not aware of this member'); };
+    await assert.rejects(consumer.eachBatch!(payload), /not aware/);
+    assert.equal(checked, 1);
+    assert.deepEqual(sent, []);
   });
 });

@@ -126,7 +126,13 @@ export class DeliveryConsumer {
     const { consumer } = this.opts;
     for (const topic of this.opts.topics) await consumer.subscribe({ topic, fromBeginning: true });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.onAssignment(payload.memberId, payload.memberAssignment));
-    consumer.on(consumer.events.HEARTBEAT, () => { this.lastHeartbeatOk = this.opts.clock(); });
+    // A heartbeat confirms membership as of when it was sent, not when its answer was read: the
+    // answer to one sent just before a freeze (SIGSTOP, a starved process) is read as the process
+    // resumes, though the group has expelled the member meanwhile; dated by its reading, it let a
+    // resumed instance send tasks of partitions given away for another second.
+    let heartbeatSentAt: number | undefined;
+    consumer.on(consumer.events.REQUEST, ({ payload }) => { if (payload.apiName === 'Heartbeat') heartbeatSentAt = payload.sentAt; });
+    consumer.on(consumer.events.HEARTBEAT, () => { this.lastHeartbeatOk = heartbeatSentAt ?? this.opts.clock(); });
     await consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
