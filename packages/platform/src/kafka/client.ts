@@ -1,6 +1,7 @@
 import './kafkajs-fixes.js';
 import { Kafka, logLevel, Partitioners, type Producer, type Admin, type Consumer, type ConsumerConfig, type ConsumerRunConfig, type EachBatchPayload, type KafkaConfig, type LogEntry } from 'kafkajs';
 import type { Logger } from '../logger.js';
+import { CONCURRENT_TRANSACTIONS_MESSAGE } from './kafkajs-coordinators.js';
 import { stableRoundRobin } from './stable-round-robin.js';
 
 // Every kafkajs import of the code base lives under kafka/, so the client can be swapped later.
@@ -30,7 +31,9 @@ export function createKafka({ brokers, clientId, logger, overrides }: KafkaSetti
     logLevel: logLevel.WARN,
     logCreator: () => ({ namespace, level, log: entry }: LogEntry) => {
       const { message, ...rest } = entry;
-      log[levelNames[level] ?? 'info']({ namespace, ...rest }, message);
+      // Refused while the previous transaction completes, and retried at once (kafkajs-coordinators.ts).
+      const routine = rest.error === CONCURRENT_TRANSACTIONS_MESSAGE;
+      log[routine ? 'debug' : levelNames[level] ?? 'info']({ namespace, ...rest }, message);
     },
     ...overrides,
   });

@@ -5,6 +5,7 @@
 import { createRequire, Module } from 'node:module';
 import { withoutAbortedRecords } from './kafkajs-aborted-filter.js';
 import { installBrokerLossRecovery } from './kafkajs-broker-loss.js';
+import { installCoordinatorCache } from './kafkajs-coordinators.js';
 import { installRejoinHook } from './kafkajs-rejoin-hook.js';
 import { createSendMessages } from './kafkajs-send-messages.js';
 
@@ -28,3 +29,4 @@ replaceKafkajsModule('kafkajs/src/producer/sendMessages.js', createSendMessages)
 // After the replacements: loading consumerGroup.js loads modules of kafkajs's own.
 installBrokerLossRecovery();
 installRejoinHook();
+installCoordinatorCache();
