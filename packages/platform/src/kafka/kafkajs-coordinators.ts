@@ -1,5 +1,5 @@
 // What kafkajs costs every Kafka transaction (fan-out's and audiences' consume → produce → commit),
-// measured against one idle broker (BENCHMARKS.md, change 12):
+// measured against one idle broker (BENCHMARKS.md, change 13):
 //
 // - It asks for the coordinator before every coordinator request: a FindCoordinator round trip
 //   before AddPartitionsToTxn, AddOffsetsToTxn, TxnOffsetCommit and EndTxn, four per transaction
@@ -7,9 +7,11 @@
 //   key, and forgotten as soon as a request to that broker fails, so a moved coordinator is looked
 //   up again on kafkajs's next try, as before.
 // - A transaction started right after the previous one's commit is refused with
-//   CONCURRENT_TRANSACTIONS while the coordinator still writes that commit's markers, and kafkajs
-//   retries the whole send after its 200-300 ms backoff: 47 of 150 back-to-back transactions, and a
-//   few even 200 ms apart. The Java client retries this within milliseconds; so does this.
+//   CONCURRENT_TRANSACTIONS while the coordinator still writes that commit's markers (47 of 150
+//   back-to-back transactions, a few even 200 ms apart), and kafkajs retries the whole send after
+//   its client's retry time: 200-300 ms by default, 10 ms and up for the exactly-once stages'
+//   transactional client (pipeline.ts, TRANSACTION_RETRY). Here the refused request alone is tried
+//   again from 2 ms, as the Java client does, before kafkajs's own retry takes over.
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 
