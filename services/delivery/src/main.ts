@@ -21,6 +21,8 @@ import { startAttemptRecorder } from './attempt-recorder.js';
 import { TaskRunner } from './task-runner.js';
 import { WebhookClient } from './webhook-client.js';
 
+const DELIVERY_FETCH_BYTES_PER_PARTITION = 64 * 1024;
+
 const configSchema = z.object({
   ...commonEnv,
   SWITCHYARD_RETRY_TIERS: topicEnv.SWITCHYARD_RETRY_TIERS,
@@ -79,7 +81,11 @@ runMain('delivery', async () => {
   // committed upstream, and a retry-tier partition resumed when its head falls due is read at once.
   const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}${config.DELIVERY_READS === 'retries' ? 'delivery-retries' : 'delivery'}`;
   const tierTopics = config.SWITCHYARD_RETRY_TIERS.map((_, i) => topics.retry(i + 1));
-  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, ...STAGE_FETCH }, runtime.logger);
+  // Fetches are small (64 KB a partition, a few hundred tasks): a destination whose queue is full
+  // seeks its partition back, and kafkajs decodes every record of a fetch whether it is used or not.
+  // With 1 MB a busy destination's drain decoded ten records for each one sent (BENCHMARKS.md,
+  // change 14); a fetch is a round trip of a millisecond, so small ones cost no throughput.
+  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, ...STAGE_FETCH, maxBytesPerPartition: DELIVERY_FETCH_BYTES_PER_PARTITION }, runtime.logger);
   await connectClient(runtime.lifecycle, 'consumer', consumer);
   trackGroupMembership(runtime.lifecycle, consumer);
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
