@@ -77,6 +77,19 @@ describe('CircuitBreaker', () => {
     assert.deepEqual([breaker.allow(key), breaker.allow(key), breaker.allow(key)], [true, false, false]);
   });
 
+  it('refuses while open and while half-open with its probe out, and never takes the probe itself', () => {
+    const { clock, breaker } = open();
+    assert.equal(breaker.refuses(key), true);
+    clock.advance(30_000);
+    assert.equal(breaker.refuses(key), false, 'half-open, the probe is due');
+    assert.equal(breaker.refuses(key), false, 'asking did not take the probe');
+    assert.ok(breaker.allow(key));
+    assert.equal(breaker.refuses(key), true, 'the probe is out');
+    clock.advance(30_000);
+    assert.equal(breaker.refuses(key), false, 'a probe never answered stops blocking');
+    assert.equal(new CircuitBreaker({ failureThreshold: 3, openMs: 1, now: () => 0 }).refuses(key), false);
+  });
+
   it('a successful probe closes the circuit', () => {
     const { clock, breaker } = open();
     clock.advance(30_000);

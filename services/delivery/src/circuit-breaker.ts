@@ -73,6 +73,17 @@ export class CircuitBreaker {
     return true;
   }
 
+  /**
+   * Whether allow() would refuse a request now (without taking the probe): open, or half-open with
+   * its probe still out. A task with nothing but refusing endpoints is deferred without a slot.
+   */
+  refuses(key: string): boolean {
+    const state = this.state(key);
+    if (state !== 'half_open') return state === 'open';
+    const probeAt = this.circuits.get(key)!.probeAt;
+    return probeAt !== undefined && this.now() - probeAt < this.openMs;
+  }
+
   /** The result of a request that allow() let through; see isBreakerFailure for what fails. */
   record(key: string, success: boolean): void {
     if (success) {

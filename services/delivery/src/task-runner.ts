@@ -111,16 +111,17 @@ export class TaskRunner {
   }
 
   /**
-   * Whether every URL this task would try has an open circuit (not half-open: a probe may be due),
-   * so running it would make no request. Such a task is deferred without waiting for one of its
-   * destination's request slots, which a hung destination's tasks would otherwise hold while their
-   * retry records are written, filling its queue and pausing partitions it shares with others.
+   * Whether every URL this task would try refuses requests (its circuit open, or half-open with the
+   * probe already out), so running it would make no request. Such a task is deferred without
+   * waiting for one of its destination's request slots, which a hung destination's tasks would
+   * otherwise hold while their retry records are written, filling its queue and pausing partitions
+   * it shares with others (half-open with its probe hanging did so for the probe's 5 s).
    */
   circuitOpen(task: DeliveryTask): boolean {
     const destination = this.deps.config.destination(task.destinationId);
     if (!destination?.enabled) return false;
     const prepared = this.prepare(destination);
-    for (const url of urlsToTry(task, prepared)) if (this.deps.breaker.state(prepared.breakerKeys.get(url)!) !== 'open') return false;
+    for (const url of urlsToTry(task, prepared)) if (!this.deps.breaker.refuses(prepared.breakerKeys.get(url)!)) return false;
     return true;
   }
 
