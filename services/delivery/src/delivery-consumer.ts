@@ -5,10 +5,9 @@ import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import type { DeliveryMetrics } from './delivery-metrics.js';
 import { ConcurrencyLimiter, KeyedLimiter } from './in-flight-limits.js';
 import { PartitionOffsets, type OffsetTracker } from './offset-tracker.js';
+import { StallDetector } from './stall-detector.js';
 import type { TaskRunner } from './task-runner.js';
 
-/** A full destination whose oldest request has waited this long is hung, not merely busy. */
-const STALLED_MS = 500;
 /** How often, at most, the fetch loop hands kafkajs a chance to heartbeat (it sends one per heartbeatInterval). */
 const HEARTBEAT_CHECK_MS = 100;
 /**
@@ -83,8 +82,8 @@ export class DeliveryConsumer {
   private readonly perDestination: KeyedLimiter;
   private readonly resumeTimers = new Map<string, NodeJS.Timeout>();
   private readonly lagByPartition = new Map<string, number>();
-  /** Start times of the requests in flight, per destination: how long the oldest has been waiting. */
-  private readonly started = new Map<string, Set<{ at: number }>>();
+  /** Which destinations have stopped answering (a full one of those has its overflow deferred). */
+  private readonly stalls = new StallDetector();
   /** Partitions paused because this destination's queue is full, resumed as it drains. */
   private readonly blockedBy = new Map<string, Map<string, { topic: string; partition: number }>>();
   private commitTimer: NodeJS.Timeout | undefined;
@@ -203,12 +202,12 @@ export class DeliveryConsumer {
           this.waitUntilDue(topic, partition, message.offset, COMMIT_STALL_RECHECK_MS);
           return;
         }
-        // A destination that is not answering (every circuit open, or full with its oldest request
-        // waiting over STALLED_MS): the task waits in the retry tier without taking one of its
-        // request slots, and the partition keeps flowing for every other destination.
+        // A destination that is not answering (every circuit open, or full and stalled): the task
+        // waits in the retry tier without taking one of its request slots, and the partition keeps
+        // flowing for every other destination.
         let deferReason: 'circuit_open' | 'overloaded' | undefined = this.opts.runner.circuitOpen(task) ? 'circuit_open' : undefined;
         if (!deferReason && this.destinationFull(task.destinationId)) {
-          if (!this.destinationStalled(task.destinationId, now)) {
+          if (!this.stalls.stalled(task.destinationId, now)) {
             this.waitForDestination(task.destinationId, topic, partition, message.offset);
             return;
           }
@@ -384,10 +383,7 @@ export class DeliveryConsumer {
   private async dispatch(task: DeliveryTask, tracker: OffsetTracker, offset: string): Promise<void> {
     const key = task.destinationId;
     if (!this.perDestination.tryAcquire(key)) await this.perDestination.acquire(key);
-    const mark = { at: this.opts.clock() };
-    let started = this.started.get(key);
-    if (!started) this.started.set(key, (started = new Set()));
-    started.add(mark);
+    const mark = this.stalls.started(key, this.opts.clock());
     let finished = false;
     try {
       await this.opts.runner.run(task);
@@ -395,20 +391,12 @@ export class DeliveryConsumer {
     } catch (err) {
       this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished');
     } finally {
-      started.delete(mark);
-      if (started.size === 0) this.started.delete(key);
+      this.stalls.finished(key, mark, this.opts.clock());
       this.perDestination.release(key);
       this.resumeDrained(key);
     }
     if (finished) { tracker.complete(offset); this.requestCommit(); }
     this.finished();
-  }
-
-  /** Full, and its oldest request has waited over STALLED_MS: slow or hung, not merely busy. */
-  private destinationStalled(destinationId: string, now: number): boolean {
-    let oldest = now;
-    for (const { at } of this.started.get(destinationId) ?? []) oldest = Math.min(oldest, at);
-    return now - oldest > STALLED_MS;
   }
 
   private destinationFull(destinationId: string): boolean {
@@ -427,11 +415,22 @@ export class DeliveryConsumer {
     let blocked = this.blockedBy.get(destinationId);
     if (!blocked) {
       this.blockedBy.set(destinationId, (blocked = new Map()));
-      // If the destination turns out to be hung rather than busy, its partitions are read again
-      // (and its overflow deferred) instead of waiting for its requests to time out.
-      setTimeout(() => { if (this.destinationStalled(destinationId, this.opts.clock())) this.resumeBlocked(destinationId); }, STALLED_MS + 100).unref();
+      this.watchForStall(destinationId, blocked);
     }
     blocked.set(`${topic}:${partition}`, { topic, partition });
+  }
+
+  /**
+   * If the destination turns out to be hung rather than busy, its partitions are read again (and its
+   * overflow deferred) instead of waiting for its requests to time out; looked at again while it
+   * holds them.
+   */
+  private watchForStall(destinationId: string, blocked: Map<string, unknown>): void {
+    setTimeout(() => {
+      if (this.stopping || this.blockedBy.get(destinationId) !== blocked) return;
+      if (this.stalls.stalled(destinationId, this.opts.clock())) this.resumeBlocked(destinationId);
+      else this.watchForStall(destinationId, blocked);
+    }, this.stalls.thresholdMs(destinationId) + 50).unref();
   }
 
   private resumeDrained(destinationId: string): void {
