@@ -127,3 +127,42 @@ describe('DeliveryConsumer across rebalances', () => {
     assert.deepEqual(sent, []);
   });
 });
+
+describe('DeliveryConsumer deferrals', () => {
+  it('tasks deferred without a request have slots of their own: a burst of them never keeps healthy tasks from the global slots', async () => {
+    const consumer = new FakeConsumer();
+    const sent: string[] = [];
+    let deferred = 0;
+    const codec = {
+      decodeKnown: (value: Buffer) => {
+        const [destinationId, n] = value.toString().split(':');
+        return { name: 'io.switchyard.pipeline.DeliveryTask', value: { taskId: `m${n}:${destinationId}`, destinationId, notBefore: null } };
+      },
+    } as unknown as AvroCodec;
+    const runner = {
+      circuitOpen: (t: DeliveryTask) => t.destinationId === 'hung',
+      defer: () => { deferred++; return new Promise<void>(() => undefined); }, // retry writes that take a while
+      run: async (t: DeliveryTask) => { sent.push(t.taskId); },
+    } as unknown as TaskRunner;
+    const delivery = new DeliveryConsumer({
+      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], metrics: deliveryMetrics(new Registry()),
+      logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10,
+      maxWaitingPerDestination: 10, commitIntervalMs: 20, setAside: async () => undefined,
+    });
+    await delivery.start();
+    consumer.join('member-1', [0, 1]);
+    // maxInFlight 10: ten deferrals at once, and ten healthy tasks beside them.
+    const batch = (partition: number, values: string[]) => ({
+      batch: { topic: TOPIC, partition, messages: values.map((v, i) => ({ offset: String(i), value: Buffer.from(v) })), offsetLag: () => '0' },
+      resolveOffset: () => undefined, heartbeat: async () => undefined, isRunning: () => true, isStale: () => false,
+    } as unknown as EachBatchPayload);
+
+    await consumer.eachBatch!(batch(0, Array.from({ length: 25 }, (_, i) => `hung:${i}`)));
+    assert.equal(deferred, 10, 'at most maxInFlight deferrals at once');
+    assert.deepEqual(consumer.seeks.at(-1), { topic: TOPIC, partition: 0, offset: '10' }, 'the rest is read again later');
+
+    await consumer.eachBatch!(batch(1, Array.from({ length: 5 }, (_, i) => `ok:${i}`)));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(sent.length, 5, 'healthy tasks still get the global slots beside 10 pending deferrals');
+  });
+});

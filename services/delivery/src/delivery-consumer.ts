@@ -30,6 +30,8 @@ const COMMIT_STALL_RECHECK_MS = 500;
  * finished is committed and the member rejoins (the other members wait for it meanwhile).
  */
 const HAND_OVER_MS = 1000;
+/** The blockedBy key of partitions waiting for deferral slots (no destination id is empty). */
+const DEFERRALS = '';
 /** At most one "offset commit failed" line per this long (a failing commit is retried every commit interval). */
 const COMMIT_FAILURE_LOG_MS = 5000;
 
@@ -79,6 +81,14 @@ export interface DeliveryConsumerOptions {
 export class DeliveryConsumer {
   private readonly offsets = new PartitionOffsets();
   private readonly global: ConcurrencyLimiter;
+  /**
+   * Tasks on their way to the retry tier without a request (their destination refuses or stalled)
+   * have slots of their own, as many as the global ones: a hung destination's tier records falling
+   * due together (thousands, after a burst) took every global slot while their retry records were
+   * written, and the healthy destinations' tasks waited behind them. Past this the partition is
+   * sought back and waits until half have finished.
+   */
+  private readonly deferrals: ConcurrencyLimiter;
   private readonly perDestination: KeyedLimiter;
   private readonly resumeTimers = new Map<string, NodeJS.Timeout>();
   private readonly lagByPartition = new Map<string, number>();
@@ -117,6 +127,7 @@ export class DeliveryConsumer {
 
   constructor(private readonly opts: DeliveryConsumerOptions) {
     this.global = new ConcurrencyLimiter(opts.maxInFlight);
+    this.deferrals = new ConcurrencyLimiter(opts.maxInFlight);
     this.perDestination = new KeyedLimiter(opts.maxInFlightPerDestination);
     opts.metrics.countInFlight(() => this.global.active);
   }
@@ -213,6 +224,18 @@ export class DeliveryConsumer {
           }
           deferReason = 'overloaded';
         }
+        if (deferReason) {
+          if (this.stopping) return;
+          if (!this.deferrals.tryAcquire()) {
+            this.waitForDeferrals(topic, partition, message.offset);
+            return;
+          }
+          tracker.track(message.offset);
+          resolved = message.offset;
+          this.active++;
+          void this.deferTask(task, deferReason, tracker, message.offset);
+          continue;
+        }
         // A free global slot is taken at once (the common case); otherwise wait for one.
         const waited = this.stopping || !this.global.tryAcquire();
         if (waited && !(await this.acquireUnlessStopping())) return;
@@ -220,10 +243,6 @@ export class DeliveryConsumer {
         tracker.track(message.offset);
         resolved = message.offset;
         this.active++;
-        if (deferReason) {
-          void this.deferTask(task, deferReason, tracker, message.offset);
-          continue;
-        }
         void this.dispatch(task, tracker, message.offset);
         // kafkajs sends a heartbeat at most once per heartbeatInterval however often this is called;
         // calling it after each wait for a slot, and otherwise every HEARTBEAT_CHECK_MS, keeps
@@ -280,13 +299,19 @@ export class DeliveryConsumer {
     } catch (err) {
       this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished');
     } finally {
-      this.finished();
+      this.deferrals.release();
+      if (this.deferrals.active <= this.deferrals.limit / 2) this.resumeBlocked(DEFERRALS);
+      this.taskEnded();
     }
   }
 
   /** A task's global slot is free again; stop() waits for the last one. */
   private finished(): void {
     this.global.release();
+    this.taskEnded();
+  }
+
+  private taskEnded(): void {
     this.active--;
     if (this.active === 0) { for (const resolve of this.idle.splice(0)) resolve(); }
   }
@@ -417,6 +442,15 @@ export class DeliveryConsumer {
       this.blockedBy.set(destinationId, (blocked = new Map()));
       this.watchForStall(destinationId, blocked);
     }
+    blocked.set(`${topic}:${partition}`, { topic, partition });
+  }
+
+  /** Every deferral slot is taken: the record is read again once half of them are free. */
+  private waitForDeferrals(topic: string, partition: number, offset: string): void {
+    this.opts.consumer.pause([{ topic, partitions: [partition] }]);
+    this.opts.consumer.seek({ topic, partition, offset });
+    let blocked = this.blockedBy.get(DEFERRALS);
+    if (!blocked) this.blockedBy.set(DEFERRALS, (blocked = new Map()));
     blocked.set(`${topic}:${partition}`, { topic, partition });
   }
 
