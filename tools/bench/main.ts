@@ -78,6 +78,8 @@ const serviceEnv: NodeJS.ProcessEnv = {};
 const brokerPids: number[] = [];
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const round = (n: number, d = 0) => (Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : n);
+/** A hop as p50/p99 ms. */
+const hop = (q: { p50: number; p99: number }) => `${round(q.p50)}/${round(q.p99)}`;
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -412,8 +414,7 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
           rate: l.offered, batch: l.batchSize, p50ms: l.p50ms, p99ms: l.p99ms, p999ms: l.p999ms, ingestP99ms: l.ingestP99ms,
           // Each hop as p50/p99 ms: ingest (receipt → 200), → fan-out (200 → tasks decided),
           // → delivery (decided → first request: transaction commit, fetch, dispatch), http (→ arrival).
-          hopIngest: `${round(h.ingest.p50)}/${round(h.ingest.p99)}`, hopFanout: `${round(h.toFanout.p50)}/${round(h.toFanout.p99)}`,
-          hopDelivery: `${round(h.toDelivery.p50)}/${round(h.toDelivery.p99)}`, hopHttp: `${round(h.http.p50)}/${round(h.http.p99)}`, hopSamples: h.samples,
+          hopIngest: hop(h.ingest), hopFanout: hop(h.toFanout), hopDelivery: hop(h.toDelivery), hopHttp: hop(h.http), hopSamples: h.samples,
           ...l.services,
         },
         rssMb: rss(),
@@ -500,7 +501,13 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
     const ph = await paced(sPair, rBeside, 'paced-beside', s.isolationEvents, rate);
     rows.push({
       scenario: 'isolation at 50% load: beside timing-out', value: ph.delivered, unit: 'delivered/s', baseline: { name: 'alone', value: pa.delivered }, ratio: ph.delivered / pa.delivered, target: '≥ 0.9', met: ph.delivered / pa.delivered >= 0.9, verified: pa.ok && ph.ok,
-      details: { offered: rate, p50ms: ph.p50ms, p99ms: ph.p99ms, aloneP50ms: pa.p50ms, aloneP99ms: pa.p99ms }, rssMb: rss(),
+      details: {
+        offered: rate, p50ms: ph.p50ms, p99ms: ph.p99ms, aloneP50ms: pa.p50ms, aloneP99ms: pa.p99ms,
+        // Per hop (p50/p99 ms, as in the latency rows), beside then alone: where the hung neighbour costs.
+        hopIngest: `${hop(ph.hops.ingest)} vs ${hop(pa.hops.ingest)}`, hopFanout: `${hop(ph.hops.toFanout)} vs ${hop(pa.hops.toFanout)}`,
+        hopDelivery: `${hop(ph.hops.toDelivery)} vs ${hop(pa.hops.toDelivery)}`, hopHttp: `${hop(ph.hops.http)} vs ${hop(pa.hops.http)}`,
+      },
+      rssMb: rss(),
     });
   }
   await p1.stopAll();
