@@ -435,23 +435,24 @@ export class DeliveryConsumer {
    * out finish at once (the circuit breaker sends them to the retry tier), so this never lasts.
    */
   private waitForDestination(destinationId: string, topic: string, partition: number, offset: string): void {
-    this.opts.consumer.pause([{ topic, partitions: [partition] }]);
-    this.opts.consumer.seek({ topic, partition, offset });
-    let blocked = this.blockedBy.get(destinationId);
-    if (!blocked) {
-      this.blockedBy.set(destinationId, (blocked = new Map()));
-      this.watchForStall(destinationId, blocked);
-    }
-    blocked.set(`${topic}:${partition}`, { topic, partition });
+    const watched = this.blockedBy.has(destinationId);
+    const blocked = this.hold(destinationId, topic, partition, offset);
+    if (!watched) this.watchForStall(destinationId, blocked);
   }
 
   /** Every deferral slot is taken: the record is read again once half of them are free. */
   private waitForDeferrals(topic: string, partition: number, offset: string): void {
+    this.hold(DEFERRALS, topic, partition, offset);
+  }
+
+  /** Pauses a partition at a record until resumeBlocked(key); returns the partitions key holds. */
+  private hold(key: string, topic: string, partition: number, offset: string): Map<string, { topic: string; partition: number }> {
     this.opts.consumer.pause([{ topic, partitions: [partition] }]);
     this.opts.consumer.seek({ topic, partition, offset });
-    let blocked = this.blockedBy.get(DEFERRALS);
-    if (!blocked) this.blockedBy.set(DEFERRALS, (blocked = new Map()));
+    let blocked = this.blockedBy.get(key);
+    if (!blocked) this.blockedBy.set(key, (blocked = new Map()));
     blocked.set(`${topic}:${partition}`, { topic, partition });
+    return blocked;
   }
 
   /**
