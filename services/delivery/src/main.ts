@@ -22,6 +22,14 @@ import { TaskRunner } from './task-runner.js';
 import { WebhookClient } from './webhook-client.js';
 
 const DELIVERY_FETCH_BYTES_PER_PARTITION = 64 * 1024;
+/**
+ * How long a fetch waits at the broker for records, and how long kafkajs sleeps when every partition
+ * is paused. A paused partition that is resumed (its destination drained, its tier record fell due)
+ * is fetched only after that wait: with STAGE_FETCH's 100 ms, one fast destination's queue filled,
+ * every partition paused, drained in 20 ms and sat idle for the rest, and delivery drained 6 000
+ * tasks/s on a third of a core (BENCHMARKS.md, change 18). Idle, it is 50 empty fetches a second.
+ */
+const DELIVERY_FETCH_WAIT_MS = 20;
 
 const configSchema = z.object({
   ...commonEnv,
@@ -78,14 +86,14 @@ runMain('delivery', async () => {
 
   // Short sessions: a replacement takes over a crashed instance's partitions within seconds.
   // Fetches return as soon as records exist (STAGE_FETCH): a task is dispatched as soon as it is
-  // committed upstream, and a retry-tier partition resumed when its head falls due is read at once.
+  // committed upstream, and a partition resumed is read within DELIVERY_FETCH_WAIT_MS.
   const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}${config.DELIVERY_READS === 'retries' ? 'delivery-retries' : 'delivery'}`;
   const tierTopics = config.SWITCHYARD_RETRY_TIERS.map((_, i) => topics.retry(i + 1));
   // Fetches are small (64 KB a partition, a few hundred tasks): a destination whose queue is full
   // seeks its partition back, and kafkajs decodes every record of a fetch whether it is used or not.
   // With 1 MB a busy destination's drain decoded ten records for each one sent (BENCHMARKS.md,
   // change 14); a fetch is a round trip of a millisecond, so small ones cost no throughput.
-  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, ...STAGE_FETCH, maxBytesPerPartition: DELIVERY_FETCH_BYTES_PER_PARTITION }, runtime.logger);
+  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, ...STAGE_FETCH, maxWaitTimeInMs: DELIVERY_FETCH_WAIT_MS, maxBytesPerPartition: DELIVERY_FETCH_BYTES_PER_PARTITION }, runtime.logger);
   await connectClient(runtime.lifecycle, 'consumer', consumer);
   trackGroupMembership(runtime.lifecycle, consumer);
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
