@@ -27,7 +27,7 @@ const DELIVERY_FETCH_BYTES_PER_PARTITION = 64 * 1024;
  * is paused. A paused partition that is resumed (its destination drained, its tier record fell due)
  * is fetched only after that wait: with STAGE_FETCH's 100 ms, one fast destination's queue filled,
  * every partition paused, drained in 20 ms and sat idle for the rest, and delivery drained 6 000
- * tasks/s on a third of a core (BENCHMARKS.md, change 18). Idle, it is 50 empty fetches a second.
+ * tasks/s on a third of a core (BENCHMARKS.md, change 17). Idle, it is 50 empty fetches a second.
  */
 const DELIVERY_FETCH_WAIT_MS = 20;
 
