@@ -43,8 +43,13 @@ export async function spawnManaged(opts: SpawnOptions): Promise<ManagedProcess> 
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { rmSync(opts.pidFile, { force: true }); resolve(code); }));
   // The orchestrator must not keep running because of its children, nor leave them behind on a crash.
   child.unref();
+  // While stopping, the child's exit is awaited: it must keep the event loop alive. Unreferenced, a
+  // broker that outlived its grace period was SIGKILLed by the timer, the timer was then the last
+  // handle, and the loop ended before the exit arrived (a cluster suite's teardown: node 2 of three,
+  // stopped together, waited 20 s for its quorum; "Promise resolution is still pending").
   const stop = async (graceMs = 20_000) => {
     if (child.exitCode !== null || child.signalCode !== null) return;
+    child.ref();
     signal(pid, 'SIGTERM');
     const timer = setTimeout(() => signal(pid, 'SIGKILL'), graceMs);
     await exited;
@@ -52,6 +57,7 @@ export async function spawnManaged(opts: SpawnOptions): Promise<ManagedProcess> 
   };
   const kill = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
+    child.ref();
     signal(pid, 'SIGKILL');
     await exited;
   };
