@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
@@ -26,7 +27,8 @@ class FakeConsumer {
   }
   seek(seek: { topic: string; partition: number; offset: string }): void { this.seeks.push(seek); }
   pause(): void {}
-  resume(): void {}
+  readonly resumed: unknown[] = [];
+  resume(partitions: unknown): void { this.resumed.push(partitions); }
   paused(): [] { return []; }
   readonly commits: Array<Array<{ topic: string; partition: number; offset: string }>> = [];
   async commitOffsets(offsets: Array<{ topic: string; partition: number; offset: string }>): Promise<void> { this.commits.push(offsets); }
@@ -164,5 +166,47 @@ describe('DeliveryConsumer deferrals', () => {
     await consumer.eachBatch!(batch(1, Array.from({ length: 5 }, (_, i) => `ok:${i}`)));
     await new Promise((r) => setImmediate(r));
     assert.equal(sent.length, 5, 'healthy tasks still get the global slots beside 10 pending deferrals');
+  });
+});
+
+describe('DeliveryConsumer and a starved event loop', () => {
+  it('a full destination whose answers wait behind a blocked event loop is not taken for hung: its partitions stay paused', async () => {
+    const consumer = new FakeConsumer();
+    let deferred = 0;
+    const answers: Array<() => void> = [];
+    let n = 0;
+    const codec = { decodeKnown: () => ({ name: 'io.switchyard.pipeline.DeliveryTask', value: { taskId: `m${n++}:d1`, destinationId: 'd1', notBefore: null } }) } as unknown as AvroCodec;
+    const runner = {
+      circuitOpen: () => false,
+      defer: async () => { deferred++; },
+      run: () => new Promise<void>((resolve) => { answers.push(resolve); }),
+    } as unknown as TaskRunner;
+    const delivery = new DeliveryConsumer({
+      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], metrics: deliveryMetrics(new Registry()),
+      logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 100, maxInFlightPerDestination: 1,
+      maxWaitingPerDestination: 4, commitIntervalMs: 20, setAside: async () => undefined,
+    });
+    await delivery.start();
+    consumer.join('member-1', [0]);
+    // One request in flight, four waiting: full. The sixth record pauses the partition and the
+    // stall watch starts (150 ms floor + 50).
+    await consumer.eachBatch!(batchOf(['0', '1', '2', '3', '4', '5']).payload);
+    assert.deepEqual(consumer.seeks.at(-1), { topic: TOPIC, partition: 0, offset: '5' });
+
+    // The answer to the request in flight arrives as I/O while the event loop is blocked past the
+    // watch's deadline (a long GC pause, a starved process); it is only read after the loop resumes.
+    const server = createServer((socket) => socket.once('data', () => answers.shift()!()));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const client = connect((server.address() as AddressInfo).port, '127.0.0.1');
+    await new Promise((r) => client.once('connect', r));
+    await new Promise((r) => setTimeout(r, 20));
+    client.write('answer');
+    const blockedUntil = Date.now() + 300;
+    while (Date.now() < blockedUntil) { /* the event loop is blocked */ }
+    await new Promise((r) => setTimeout(r, 100));
+    client.destroy();
+    server.close();
+    assert.deepEqual(consumer.resumed, [], 'the destination answered: its partition waits for it to drain, not for a deferral');
+    assert.equal(deferred, 0);
   });
 });

@@ -218,7 +218,7 @@ export class DeliveryConsumer {
         // flowing for every other destination.
         let deferReason: 'circuit_open' | 'overloaded' | undefined = this.opts.runner.circuitOpen(task) ? 'circuit_open' : undefined;
         if (!deferReason && this.destinationFull(task.destinationId)) {
-          if (!this.stalls.stalled(task.destinationId, now)) {
+          if (!this.stalls.confirmedStalled(task.destinationId)) {
             this.waitForDestination(task.destinationId, topic, partition, message.offset);
             return;
           }
@@ -461,11 +461,15 @@ export class DeliveryConsumer {
    * holds them.
    */
   private watchForStall(destinationId: string, blocked: Map<string, unknown>): void {
-    setTimeout(() => {
+    // setImmediate: decided after the loop's poll phase has read the answers that arrived, since a
+    // timer runs first when the loop was blocked (a GC pause, a starved process). Decided at once,
+    // a healthy destination's overflow went to the retry tier: 407 tasks of 160 000 in one bench.
+    const look = () => setImmediate(() => {
       if (this.stopping || this.blockedBy.get(destinationId) !== blocked) return;
-      if (this.stalls.stalled(destinationId, this.opts.clock())) this.resumeBlocked(destinationId);
+      if (this.stalls.confirm(destinationId, this.opts.clock())) this.resumeBlocked(destinationId);
       else this.watchForStall(destinationId, blocked);
-    }, this.stalls.thresholdMs(destinationId) + 50).unref();
+    }).unref();
+    setTimeout(look, this.stalls.thresholdMs(destinationId) + 50).unref();
   }
 
   private resumeDrained(destinationId: string): void {

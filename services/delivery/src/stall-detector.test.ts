@@ -37,6 +37,18 @@ describe('StallDetector', () => {
     assert.equal(d.thresholdMs('unknown'), 150);
   });
 
+  it('a stall confirmed after the I/O was read holds until one of its requests finishes', () => {
+    const d = new StallDetector({ floorMs: 150, ceilingMs: 500, factor: 4 });
+    const mark = d.started('hung', 0);
+    assert.equal(d.confirm('hung', 100), false);
+    assert.equal(d.confirmedStalled('hung'), false, 'not stalled yet');
+    assert.equal(d.confirm('hung', 200), true);
+    assert.equal(d.confirmedStalled('hung'), true);
+    d.finished('hung', mark, 210);
+    assert.equal(d.confirmedStalled('hung'), false, 'it answered');
+    assert.equal(d.confirmedStalled('unknown'), false);
+  });
+
   it('nothing in flight is never stalled', () => {
     const d = new StallDetector();
     assert.equal(d.stalled('idle', 10_000), false);

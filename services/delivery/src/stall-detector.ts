@@ -8,6 +8,8 @@ interface Progress {
   lastFinishedAt: number | undefined;
   /** Moving average of how long its requests took (ms). */
   latencyMs: number | undefined;
+  /** confirm() found it stalled, and none of its requests has finished since. */
+  confirmed: boolean;
 }
 
 export interface StallDetectorOptions {
@@ -47,7 +49,7 @@ export class StallDetector {
     let p = this.destinations.get(destinationId);
     if (!p) {
       if (this.destinations.size >= MAX_REMEMBERED) this.forgetIdle();
-      this.destinations.set(destinationId, (p = { inFlight: new Set(), lastFinishedAt: undefined, latencyMs: undefined }));
+      this.destinations.set(destinationId, (p = { inFlight: new Set(), lastFinishedAt: undefined, latencyMs: undefined, confirmed: false }));
     }
     const mark = { at };
     p.inFlight.add(mark);
@@ -60,6 +62,7 @@ export class StallDetector {
     const took = Math.max(0, at - mark.at);
     p.latencyMs = p.latencyMs === undefined ? took : p.latencyMs + ALPHA * (took - p.latencyMs);
     p.lastFinishedAt = at;
+    p.confirmed = false;
   }
 
   /** How long the destination may go without finishing a request before it counts as stalled. */
@@ -75,6 +78,23 @@ export class StallDetector {
     if (!p || !oldest) return false;
     const since = p.lastFinishedAt !== undefined && p.lastFinishedAt > oldest.at ? p.lastFinishedAt : oldest.at;
     return now - since > this.thresholdMs(destinationId);
+  }
+
+  /**
+   * Looks whether the destination is stalled, and remembers a yes until one of its requests
+   * finishes. Call it only once the event loop has read the I/O waiting for it: after a blocked
+   * loop (a long GC pause, a starved process) every destination seems to have finished nothing for
+   * as long as the loop was blocked, while their answers wait to be read.
+   */
+  confirm(destinationId: string, now: number): boolean {
+    const p = this.destinations.get(destinationId);
+    if (!p) return false;
+    return (p.confirmed = this.stalled(destinationId, now));
+  }
+
+  /** Whether confirm() found the destination stalled and none of its requests has finished since. */
+  confirmedStalled(destinationId: string): boolean {
+    return this.destinations.get(destinationId)?.confirmed === true;
   }
 
   private forgetIdle(): void {
