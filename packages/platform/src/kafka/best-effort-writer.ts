@@ -1,5 +1,6 @@
 import './kafkajs-fixes.js';
-import { Partitioners, type Kafka, type Message, type Producer } from 'kafkajs';
+import type { Kafka, Message, Producer } from 'kafkajs';
+import { JavaCompatiblePartitioner } from './partitioner.js';
 import type { Logger } from '../logger.js';
 
 export interface BestEffortWriterOptions<T> {
@@ -45,7 +46,7 @@ export class BestEffortWriter<T> {
 
   /** A producer for best-effort records: not idempotent (acks=1 is allowed), murmur2 like the others. */
   static producer(kafka: Kafka): Producer {
-    return kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner, retry: { retries: 2, initialRetryTime: 100 } });
+    return kafka.producer({ allowAutoTopicCreation: false, createPartitioner: JavaCompatiblePartitioner, retry: { retries: 2, initialRetryTime: 100 } });
   }
 
   start(): void {

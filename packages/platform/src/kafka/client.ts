@@ -1,5 +1,6 @@
 import './kafkajs-fixes.js';
-import { Kafka, logLevel, Partitioners, type Producer, type Admin, type Consumer, type ConsumerConfig, type ConsumerRunConfig, type EachBatchPayload, type KafkaConfig, type LogEntry } from 'kafkajs';
+import { Kafka, logLevel, type Producer, type Admin, type Consumer, type ConsumerConfig, type ConsumerRunConfig, type EachBatchPayload, type KafkaConfig, type LogEntry } from 'kafkajs';
+import { JavaCompatiblePartitioner } from './partitioner.js';
 import type { Logger } from '../logger.js';
 import { CONCURRENT_TRANSACTIONS_MESSAGE } from './kafkajs-coordinators.js';
 import { stableRoundRobin } from './stable-round-robin.js';
@@ -42,14 +43,15 @@ export function createKafka({ brokers, clientId, logger, overrides }: KafkaSetti
 /**
  * The producer every service writes with: idempotent (no duplicates from its own retries),
  * acks=all on every send (see `send` callers), Java-compatible murmur2 partitioning so records keyed
- * by a direct producer and by Switchyard land on the same partition.
+ * by a direct producer and by Switchyard land on the same partition (kafkajs's default, hashed faster:
+ * partitioner.ts).
  */
 export function createProducer(kafka: Kafka, opts: { transactionalId?: string; transactionTimeout?: number } = {}): Producer {
   return kafka.producer({
     idempotent: true,
     maxInFlightRequests: 1,
     allowAutoTopicCreation: false,
-    createPartitioner: Partitioners.DefaultPartitioner,
+    createPartitioner: JavaCompatiblePartitioner,
     ...(opts.transactionalId ? { transactionalId: opts.transactionalId, transactionTimeout: opts.transactionTimeout ?? 60_000 } : {}),
   });
 }
