@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createSendMessages } from './kafkajs-send-messages.js';
+import { createSendMessages, groupMessagesPerPartition } from './kafkajs-send-messages.js';
 
 const require = createRequire(import.meta.url);
 const createRetry = require('kafkajs/src/retry') as (options: object) => Parameters<typeof createSendMessages>[0]['retrier'];
@@ -109,5 +109,17 @@ describe("kafkajs's sendMessages, replaced", () => {
     leaders[1] = 1;
     await sending;
     assert.deepEqual(calls.flatMap((call) => call.partitions.map((p) => p.partition)).sort(), [0, 1]);
+  });
+});
+
+describe('groupMessagesPerPartition, linear', () => {
+  it("groups as kafkajs's own does: the same partitions, each with its messages in order", () => {
+    const theirs = require('kafkajs/src/producer/groupMessagesPerPartition') as typeof groupMessagesPerPartition;
+    const partitionMetadata = [0, 1, 2].map((partitionId) => ({ partitionId, leader: 0 }));
+    const messages = Array.from({ length: 1000 }, (_, i) => ({ key: `k${i % 17}`, value: String(i) }));
+    const partitioner = ({ message }: { message: { key: string } }) => Number(message.key.slice(1)) % 3;
+    const input = { topic: 't', partitionMetadata, messages, partitioner };
+    assert.deepEqual(groupMessagesPerPartition(input), theirs(input));
+    assert.deepEqual(groupMessagesPerPartition({ ...input, partitionMetadata: [] }), {});
   });
 });

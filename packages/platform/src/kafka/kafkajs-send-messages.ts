@@ -20,8 +20,21 @@ import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 const { KafkaJSMetadataNotLoaded } = require('kafkajs/src/errors') as { KafkaJSMetadataNotLoaded: new (message: string) => Error };
 const { staleMetadata } = require('kafkajs/src/protocol/error') as { staleMetadata: (error: unknown) => boolean };
-const groupMessagesPerPartition = require('kafkajs/src/producer/groupMessagesPerPartition') as (input: { topic: string; partitionMetadata: PartitionMetadata[]; messages: unknown[]; partitioner: unknown }) => Record<string, unknown[]>;
 const responseSerializer = require('kafkajs/src/producer/responseSerializer') as (response: unknown) => PartitionResult[];
+
+/**
+ * The messages of one topic by the partition the partitioner picks, in their order: what kafkajs's
+ * groupMessagesPerPartition returns, in linear time (it copies a partition's array for every
+ * message it adds, quadratic in a send's size).
+ */
+export function groupMessagesPerPartition<M>({ topic, partitionMetadata, messages, partitioner }: { topic: string; partitionMetadata: PartitionMetadata[]; messages: M[]; partitioner: Partitioner<M> }): Record<string, M[]> {
+  const perPartition: Record<string, M[]> = {};
+  if (partitionMetadata.length === 0) return perPartition;
+  for (const message of messages) (perPartition[partitioner({ topic, partitionMetadata, message })] ??= []).push(message);
+  return perPartition;
+}
+
+type Partitioner<M> = (args: { topic: string; partitionMetadata: PartitionMetadata[]; message: M }) => number;
 
 interface PartitionMetadata {
   partitionId: number;
@@ -128,7 +141,7 @@ export function createSendMessages({ logger, cluster, partitioner, eosManager, r
         }
         let perPartition = messagesPerTopic.get(topic);
         if (!perPartition) {
-          perPartition = groupMessagesPerPartition({ topic, partitionMetadata, messages, partitioner });
+          perPartition = groupMessagesPerPartition({ topic, partitionMetadata, messages, partitioner: partitioner as Partitioner<unknown> });
           messagesPerTopic.set(topic, perPartition);
         }
         for (const [id, partitionMessages] of Object.entries(perPartition)) {
