@@ -6,6 +6,7 @@ import { createRequire, Module } from 'node:module';
 import { withoutAbortedRecords } from './kafkajs-aborted-filter.js';
 import { installBrokerLossRecovery } from './kafkajs-broker-loss.js';
 import { installCoordinatorCache } from './kafkajs-coordinators.js';
+import { crc32c } from './kafkajs-crc32c.js';
 import { installRejoinHook } from './kafkajs-rejoin-hook.js';
 import { createSendMessages } from './kafkajs-send-messages.js';
 
@@ -26,6 +27,7 @@ function replaceKafkajsModule(request: string, exports: unknown): void {
 
 replaceKafkajsModule('kafkajs/src/consumer/filterAbortedMessages.js', withoutAbortedRecords);
 replaceKafkajsModule('kafkajs/src/producer/sendMessages.js', createSendMessages);
+replaceKafkajsModule('kafkajs/src/protocol/recordBatch/crc32C/index.js', crc32c);
 // After the replacements: loading consumerGroup.js loads modules of kafkajs's own.
 installBrokerLossRecovery();
 installRejoinHook();
