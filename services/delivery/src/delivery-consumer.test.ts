@@ -40,17 +40,22 @@ function deferred<T>() {
   return { promise, resolve };
 }
 
+/** A DeliveryConsumer over the fake consumer with a test's limits; the rest as every test has it. */
+function deliveryOver(consumer: FakeConsumer, codec: AvroCodec, runner: TaskRunner, limits: { maxInFlight: number; maxInFlightPerDestination: number; maxWaitingPerDestination: number }, groupOffsets?: () => Promise<Map<string, bigint>>): DeliveryConsumer {
+  return new DeliveryConsumer({
+    consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], metrics: deliveryMetrics(new Registry()),
+    logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, ...limits, commitIntervalMs: 20,
+    setAside: async () => undefined, ...(groupOffsets ? { groupOffsets } : {}),
+  });
+}
+
 function setup(groupOffsets: () => Promise<Map<string, bigint>>, answer: () => Promise<void> = async () => undefined) {
   const consumer = new FakeConsumer();
   const sent: string[] = [];
   const task = { taskId: 'm1:d1', destinationId: 'd1', notBefore: null } as unknown as DeliveryTask;
   const codec = { decodeKnown: () => ({ name: 'io.switchyard.pipeline.DeliveryTask', value: task }) } as unknown as AvroCodec;
   const runner = { circuitOpen: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); await answer(); } } as unknown as TaskRunner;
-  const delivery = new DeliveryConsumer({
-    consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], metrics: deliveryMetrics(new Registry()),
-    logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10,
-    maxWaitingPerDestination: 10, commitIntervalMs: 20, setAside: async () => undefined, groupOffsets,
-  });
+  const delivery = deliveryOver(consumer, codec, runner, { maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10 }, groupOffsets);
   return { consumer, delivery, sent };
 }
 
@@ -146,11 +151,7 @@ describe('DeliveryConsumer deferrals', () => {
       defer: () => { deferred++; return new Promise<void>(() => undefined); }, // retry writes that take a while
       run: async (t: DeliveryTask) => { sent.push(t.taskId); },
     } as unknown as TaskRunner;
-    const delivery = new DeliveryConsumer({
-      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], metrics: deliveryMetrics(new Registry()),
-      logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10,
-      maxWaitingPerDestination: 10, commitIntervalMs: 20, setAside: async () => undefined,
-    });
+    const delivery = deliveryOver(consumer, codec, runner, { maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10 });
     await delivery.start();
     consumer.join('member-1', [0, 1]);
     // maxInFlight 10: ten deferrals at once, and ten healthy tasks beside them.
@@ -181,11 +182,7 @@ describe('DeliveryConsumer and a starved event loop', () => {
       defer: async () => { deferred++; },
       run: () => new Promise<void>((resolve) => { answers.push(resolve); }),
     } as unknown as TaskRunner;
-    const delivery = new DeliveryConsumer({
-      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], metrics: deliveryMetrics(new Registry()),
-      logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 100, maxInFlightPerDestination: 1,
-      maxWaitingPerDestination: 4, commitIntervalMs: 20, setAside: async () => undefined,
-    });
+    const delivery = deliveryOver(consumer, codec, runner, { maxInFlight: 100, maxInFlightPerDestination: 1, maxWaitingPerDestination: 4 });
     await delivery.start();
     consumer.join('member-1', [0]);
     // One request in flight, four waiting: full. The sixth record pauses the partition and the
