@@ -1,5 +1,5 @@
 // kafkajs checksums every record batch it produces with CRC-32C computed a byte at a time (one
-// table lookup per byte). The same checksum eight bytes at a time ("slicing-by-8"), 4-5 times as
+// table lookup per byte). The same checksum eight bytes at a time ("slicing-by-8"), about 3.5 times as
 // fast; kafka/kafkajs-fixes.ts puts it in place of kafkajs's module.
 
 const POLYNOMIAL = 0x82f63b78; // Castagnoli, reflected
