@@ -298,6 +298,89 @@ describe('delivery: concurrency, isolation, crashes', () => {
   });
 });
 
+/** The value of delivery_deferred_ranges_total for one event, from a /metrics scrape. */
+async function deferredRanges(service: RunningService, event: string): Promise<number> {
+  const text = await (await fetch(`${service.url}/metrics`)).text();
+  return Number(new RegExp(`^delivery_deferred_ranges_total\\{event="${event}"[^}]*\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+}
+
+describe('delivery: deferred ranges (tasks of a destination that does not answer, kept in the delivery topic)', () => {
+  // Short timeout, breaker and tiers: the circuit opens within a second, and a range falls due often.
+  const settings = { SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', DELIVERY_TIMEOUT: '300ms', DELIVERY_BREAKER_THRESHOLD: '2', DELIVERY_BREAKER_OPEN: '1s', SWITCHYARD_RETRY_TIERS: '500ms,1s' };
+
+  it('a destination down, then back: its tasks are deferred as ranges, read back and every one delivered', async () => {
+    const prefix = uniquePrefix('delivery-ranges');
+    let down = true;
+    const receiver = await startReceiver(() => (down ? { hang: true } : {}));
+    const healthy = await startReceiver();
+    const source = makeSource();
+    const destination = makeDestination(source.id, { webhooks: hooks(receiver.url) });
+    const other = makeDestination(source.id, { webhooks: hooks(healthy.url) });
+    const env = pipelineEnv(prefix, { ...settings, SWITCHYARD_RETRY_DEADLINE: '2m' });
+    await setupTopics(env);
+    await writeConfig(prefix, { sources: [source], destinations: [destination, other] });
+    const writer = await new PipelineWriter().start();
+    const topic = topicNames(prefix).delivery;
+    const delivery = await startService('delivery', env);
+    try {
+      // Open the circuit first, then write tasks of both destinations interleaved.
+      await writer.tasks(topic, Array.from({ length: 10 }, () => task(destination.id)));
+      await receiver.waitFor((reqs) => reqs.length >= 2, 30_000);
+      const tasks = Array.from({ length: 3000 }, (_, i) => task(i % 2 ? destination.id : other.id));
+      await writer.tasks(topic, tasks);
+      await healthy.waitFor((reqs) => reqs.length >= 1500, 60_000);
+      const deadline = Date.now() + 30_000;
+      while (await deferredRanges(delivery, 'written') === 0 && Date.now() < deadline) await sleep(100);
+      const written = await deferredRanges(delivery, 'written');
+      assert.ok(written > 0, 'tasks were deferred as ranges');
+      down = false;
+      const expected = new Set(tasks.filter((t) => t.destinationId === destination.id).map((t) => t.messageId));
+      await receiver.waitFor((reqs) => { const seen = new Set(reqs.map((r) => r.text && JSON.parse(r.text).messageId)); return [...expected].every((id) => seen.has(id)); }, 90_000);
+      const read = await deferredRanges(delivery, 'read');
+      console.log(`# deferred ranges: ${expected.size} tasks of a destination down then back, ${written} ranges written, ${read} read back, ${receiver.count()} requests to it`);
+      assert.ok(read > 0, 'ranges were read back from the delivery topic');
+    } finally {
+      await writer.stop();
+      await delivery.stop();
+      await Promise.all([receiver.close(), healthy.close()]);
+    }
+  });
+
+  it('a destination that never answers: its deferred ranges are dead-lettered at the deadline, every task once at least', async () => {
+    const prefix = uniquePrefix('delivery-ranges-deadline');
+    const receiver = await startReceiver(() => ({ hang: true }));
+    const source = makeSource();
+    const destination = makeDestination(source.id, { webhooks: hooks(receiver.url) });
+    const env = pipelineEnv(prefix, { ...settings, SWITCHYARD_RETRY_DEADLINE: '4s' });
+    const topics = topicNames(prefix);
+    await setupTopics(env);
+    await writeConfig(prefix, { sources: [source], destinations: [destination] });
+    const writer = await new PipelineWriter().start();
+    const deadLetters = await new TopicReader([topics.deadLetter]).start();
+    const delivery = await startService('delivery', env);
+    try {
+      await writer.tasks(topics.delivery, Array.from({ length: 10 }, () => task(destination.id)));
+      await receiver.waitFor((reqs) => reqs.length >= 2, 30_000);
+      const tasks = Array.from({ length: 1000 }, () => task(destination.id));
+      await writer.tasks(topics.delivery, tasks);
+      const ids = new Set(tasks.map((t) => t.taskId));
+      const dead = () => deadLetters.values<DeadLetter>(topics.deadLetter, (d) => ids.has(d.task.taskId));
+      const until = Date.now() + 60_000;
+      while (new Set(dead().map((d) => d.task.taskId)).size < ids.size && Date.now() < until) await sleep(200);
+      const letters = dead();
+      console.log(`# deferred ranges at the deadline: ${ids.size} tasks, ${letters.length} dead letters, ${await deferredRanges(delivery, 'written')} ranges written, ${await deferredRanges(delivery, 'deferred_again')} deferred again`);
+      assert.equal(new Set(letters.map((d) => d.task.taskId)).size, ids.size, 'every task dead-lettered');
+      assert.ok(letters.every((d) => d.reason === 'deadline'), 'reason deadline');
+      assert.ok(await deferredRanges(delivery, 'written') > 0, 'tasks were deferred as ranges');
+    } finally {
+      await writer.stop();
+      await deadLetters.stop();
+      await delivery.stop();
+      await receiver.close();
+    }
+  });
+});
+
 describe('delivery: SSRF guard without an allow-list', () => {
   it('destinations at 127.0.0.1, 10.0.0.1, 169.254.169.254, ::1 and a name resolving to loopback are dead-lettered blocked_address', async () => {
     const prefix = uniquePrefix('delivery-ssrf');

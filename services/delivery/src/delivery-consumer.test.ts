@@ -43,7 +43,7 @@ function deferred<T>() {
 /** A DeliveryConsumer over the fake consumer with a test's limits; the rest as every test has it. */
 function deliveryOver(consumer: FakeConsumer, codec: AvroCodec, runner: TaskRunner, limits: { maxInFlight: number; maxInFlightPerDestination: number; maxWaitingPerDestination: number }, groupOffsets?: () => Promise<Map<string, bigint>>): DeliveryConsumer {
   return new DeliveryConsumer({
-    consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], metrics: deliveryMetrics(new Registry()),
+    consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], deliveryTopic: TOPIC, readRange: async () => [], metrics: deliveryMetrics(new Registry()),
     logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, ...limits, commitIntervalMs: 20,
     setAside: async () => undefined, ...(groupOffsets ? { groupOffsets } : {}),
   });

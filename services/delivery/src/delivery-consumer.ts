@@ -1,7 +1,10 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
 import type { Logger } from '@switchyard/platform/logger';
-import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
+import type { FetchedRecord } from '@switchyard/platform/kafka/groupless-reader';
+import type { DeferredRange, DeliveryTask } from '@switchyard/platform/schemas/generated';
+import { BatchRanges, mayJoinRange, resumedFromRange, type DeferReason, type PendingRange } from './deferred-ranges.js';
 import type { DeliveryMetrics } from './delivery-metrics.js';
 import { ConcurrencyLimiter, KeyedLimiter } from './in-flight-limits.js';
 import { PartitionOffsets, type OffsetTracker } from './offset-tracker.js';
@@ -32,6 +35,8 @@ const COMMIT_STALL_RECHECK_MS = 500;
 const HAND_OVER_MS = 1000;
 /** The blockedBy key of partitions waiting for deferral slots (no destination id is empty). */
 const DEFERRALS = '';
+/** While a range's destination is full (and not stalled), its tasks wait this long before looking again. */
+const RANGE_DRAIN_POLL_MS = 20;
 /** At most one "offset commit failed" line per this long (a failing commit is retried every commit interval). */
 const COMMIT_FAILURE_LOG_MS = 5000;
 
@@ -39,8 +44,12 @@ export interface DeliveryConsumerOptions {
   consumer: Consumer;
   codec: AvroCodec;
   runner: TaskRunner;
-  /** The delivery topic and every retry-tier topic. */
+  /** The delivery topic and every retry-tier topic (or one of the two, `DELIVERY_READS`). */
   topics: string[];
+  /** The delivery topic, whether read here or not: deferred ranges refer to it. */
+  deliveryTopic: string;
+  /** Committed records of a delivery-topic partition, `from` to `to` inclusive (kafka/partition-range.ts). */
+  readRange: (partition: number, from: bigint, to: bigint) => Promise<FetchedRecord[]>;
   metrics: DeliveryMetrics;
   logger: Logger;
   clock: () => number;
@@ -170,19 +179,23 @@ export class DeliveryConsumer {
     // no fetch of this partition runs while its batch is handled, and a seek (destination full,
     // tier record not due, rebalance) overrides it anyway. Per record it cost two int64 parses.
     let resolved: string | undefined;
+    // Deferred tasks of this batch, by destination (only the delivery topic's: they stay there).
+    const ranges = topic === this.opts.deliveryTopic ? new BatchRanges(topic, partition) : undefined;
     try {
       const messages = await this.aboveGroupFloor(batch);
       if (gone()) return;
       for (const message of messages) {
         if (gone() || this.stopping) return;
         let task: DeliveryTask;
+        let range: DeferredRange | undefined;
         let fetchedSchema = false;
         try {
           // Synchronous once the schema is known: no promise and no microtask turn per record.
           let decoded = this.opts.codec.decodeKnown(message.value);
           if (!decoded) { fetchedSchema = true; decoded = await this.opts.codec.decode(message.value); }
-          if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') throw new Error(`${decoded.name} is not a delivery task`);
-          task = decoded.value;
+          if (decoded.name === 'io.switchyard.pipeline.DeferredRange' && topic !== this.opts.deliveryTopic) range = decoded.value;
+          else if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') throw new Error(`${decoded.name} is not a delivery task`);
+          task = decoded.value as DeliveryTask;
         } catch (err) {
           await this.opts.setAside(message.value, topic, partition, message.offset, (err as Error).message);
           if (gone()) return;
@@ -213,16 +226,42 @@ export class DeliveryConsumer {
           this.waitUntilDue(topic, partition, message.offset, COMMIT_STALL_RECHECK_MS);
           return;
         }
+        if (range) {
+          // A range of deferred tasks fell due: read again from the delivery topic, or deferred again.
+          if (this.stopping) return;
+          if (!this.deferrals.tryAcquire()) {
+            this.waitForDeferrals(topic, partition, message.offset);
+            return;
+          }
+          tracker.track(message.offset);
+          resolved = message.offset;
+          this.active++;
+          void this.releaseRange(range, tracker, message.offset);
+          continue;
+        }
         // A destination that is not answering (every circuit open, or full and stalled): the task
         // waits in the retry tier without taking one of its request slots, and the partition keeps
         // flowing for every other destination.
-        let deferReason: 'circuit_open' | 'overloaded' | undefined = this.opts.runner.circuitOpen(task) ? 'circuit_open' : undefined;
+        let deferReason: DeferReason | undefined = this.opts.runner.circuitOpen(task) ? 'circuit_open' : undefined;
         if (!deferReason && this.destinationFull(task.destinationId)) {
           if (!this.stalls.confirmedStalled(task.destinationId)) {
             this.waitForDestination(task.destinationId, topic, partition, message.offset);
             return;
           }
           deferReason = 'overloaded';
+        }
+        if (deferReason && ranges && mayJoinRange(task)) {
+          // Fresh tasks stay in the delivery topic: one tier record for the batch's run of them.
+          if (this.stopping) return;
+          tracker.track(message.offset);
+          resolved = message.offset;
+          const closed = ranges.add(task, message.offset, deferReason);
+          if (closed) this.writeRange(closed, tracker);
+          continue;
+        }
+        if (ranges?.size) {
+          const ended = ranges.end(task.destinationId);
+          if (ended) this.writeRange(ended, tracker);
         }
         if (deferReason) {
           if (this.stopping) return;
@@ -255,6 +294,8 @@ export class DeliveryConsumer {
       this.lagByPartition.set(`${topic}:${partition}`, Number(batch.offsetLag()));
       this.reportLag(topic);
     } finally {
+      // Written however the batch is left: their offsets are tracked, like a deferral under way.
+      if (ranges?.size) for (const r of ranges.drain()) this.writeRange(r, tracker);
       // Not into a new assignment: kafkajs's positions then belong to it (and onAssignment set them).
       if (resolved !== undefined && this.assignments === assignment) resolveOffset(resolved);
     }
@@ -406,6 +447,11 @@ export class DeliveryConsumer {
    * read again.
    */
   private async dispatch(task: DeliveryTask, tracker: OffsetTracker, offset: string): Promise<void> {
+    if (await this.runInSlots(task)) { tracker.complete(offset); this.requestCommit(); }
+  }
+
+  /** Runs a task holding a global slot (taken by the caller, released here); true once it reached an outcome. */
+  private async runInSlots(task: DeliveryTask): Promise<boolean> {
     const key = task.destinationId;
     if (!this.perDestination.tryAcquire(key)) await this.perDestination.acquire(key);
     const mark = this.stalls.started(key, this.opts.clock());
@@ -419,9 +465,99 @@ export class DeliveryConsumer {
       this.stalls.finished(key, mark, this.opts.clock());
       this.perDestination.release(key);
       this.resumeDrained(key);
+      this.finished();
     }
-    if (finished) { tracker.complete(offset); this.requestCommit(); }
-    this.finished();
+    return finished;
+  }
+
+  /** Writes a range of deferred tasks (one tier record); its tasks' offsets are finished once it is in Kafka. */
+  private writeRange(range: PendingRange, tracker: OffsetTracker): void {
+    this.active++;
+    this.opts.runner.deferRange(range).then(() => {
+      for (const offset of range.offsets) tracker.complete(offset);
+      this.requestCommit();
+    }, (err: unknown) => {
+      this.opts.logger.warn({ err, destinationId: range.destinationId, tasks: range.tasks.length }, 'deferred tasks left unfinished');
+    }).finally(() => this.taskEnded());
+  }
+
+  /** A range record that fell due; it is finished once every task in it reached an outcome or was deferred again. */
+  private async releaseRange(range: DeferredRange, tracker: OffsetTracker, offset: string): Promise<void> {
+    let done = false;
+    try {
+      done = await this.runRange(range);
+    } catch (err) {
+      this.opts.logger.warn({ err, destinationId: range.destinationId, partition: range.partition, fromOffset: range.fromOffset }, 'deferred range left unfinished');
+    } finally {
+      this.deferrals.release();
+      if (this.deferrals.active <= this.deferrals.limit / 2) this.resumeBlocked(DEFERRALS);
+      this.taskEnded();
+    }
+    if (done) { tracker.complete(offset); this.requestCommit(); }
+  }
+
+  /** Why a destination takes no request now (every circuit open, or full and stalled), if it does not. */
+  private refusal(destinationId: string): DeferReason | undefined {
+    if (this.opts.runner.destinationRefuses(destinationId)) return 'circuit_open';
+    if (this.destinationFull(destinationId) && this.stalls.confirmedStalled(destinationId)) return 'overloaded';
+    return undefined;
+  }
+
+  /**
+   * The destination still refuses: the range is deferred again as it is, unread. Otherwise its tasks
+   * are read from the delivery topic and run like tier records (their attempt count and deadline
+   * are the range's); if the destination refuses again part-way, the rest is deferred as a range.
+   * Past the deadline every task is run, which dead-letters it unless its last attempt succeeds.
+   */
+  private async runRange(range: DeferredRange): Promise<boolean> {
+    const { runner, clock } = this.opts;
+    const refused = this.refusal(range.destinationId);
+    if (refused && await runner.deferRangeAgain(range, refused)) return true;
+    let records: FetchedRecord[];
+    try {
+      records = await this.opts.readRange(range.partition, BigInt(range.fromOffset), BigInt(range.toOffset));
+    } catch (err) {
+      if ((err as Error).name !== 'OffsetOutOfRangeError') throw err;
+      // Only if the delivery topic keeps records for less than the deadline (setup makes it 7 days).
+      this.opts.metrics.deferredRanges.inc({ event: 'lost' });
+      this.opts.logger.error({ err, ...range }, 'deferred tasks are no longer in the delivery topic: they cannot be delivered');
+      return true;
+    }
+    this.opts.metrics.deferredRanges.inc({ event: 'read' });
+    const tasks = await this.tasksOfRange(records, range);
+    const runs: Array<Promise<boolean>> = [];
+    for (const [i, { offset, task }] of tasks.entries()) {
+      let refusing: DeferReason | undefined;
+      while (!this.stopping && clock() < range.deadline) {
+        refusing = this.refusal(range.destinationId);
+        if (refusing || !this.destinationFull(range.destinationId)) break;
+        await sleep(RANGE_DRAIN_POLL_MS);
+      }
+      if (refusing && await runner.deferRangeAgain({ ...range, fromOffset: Number(offset), tasks: tasks.length - i }, refusing)) break;
+      if (this.stopping || !(await this.acquireUnlessStopping())) { await Promise.all(runs); return false; }
+      this.active++;
+      runs.push(this.runInSlots(resumedFromRange(task, range)));
+    }
+    return (await Promise.all(runs)).every(Boolean);
+  }
+
+  /** The range's tasks among the records read: its destination's, never attempted (others are skipped). */
+  private async tasksOfRange(records: FetchedRecord[], range: DeferredRange): Promise<Array<{ offset: string; task: DeliveryTask }>> {
+    const prefix = `${range.destinationId}:`;
+    const tasks: Array<{ offset: string; task: DeliveryTask }> = [];
+    for (const record of records) {
+      // Keys are destinationId:userKey: the other destinations' tasks are not decoded.
+      if (!record.key?.toString('utf8').startsWith(prefix)) continue;
+      try {
+        const decoded = this.opts.codec.decodeKnown(record.value) ?? await this.opts.codec.decode(record.value);
+        if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') continue;
+        const task = decoded.value;
+        if (task.destinationId === range.destinationId && mayJoinRange(task)) tasks.push({ offset: record.offset, task });
+      } catch {
+        continue; // set aside on invalid-events when it was first read
+      }
+    }
+    return tasks;
   }
 
   private destinationFull(destinationId: string): boolean {

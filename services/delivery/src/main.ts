@@ -8,7 +8,9 @@ import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
 import { beforeRejoining } from '@switchyard/platform/kafka/kafkajs-rejoin-hook';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
+import { kafkajsPartitionSource } from '@switchyard/platform/kafka/kafkajs-partition-source';
 import { committedOffsets } from '@switchyard/platform/kafka/partition-transactions';
+import { readPartitionRange } from '@switchyard/platform/kafka/partition-range';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { connectPipeline, startConfigView } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
@@ -63,7 +65,7 @@ runMain('delivery', async () => {
   const runtime = createRuntime({ service: 'delivery', logLevel: config.LOG_LEVEL });
   await runtime.listen(config.HOST, config.DELIVERY_PORT);
   const clients = await connectPipeline(runtime, config, [
-    'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.DeadLetter', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.TraceRecords',
+    'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.DeferredRange', 'io.switchyard.pipeline.DeadLetter', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.TraceRecords',
   ]);
   const { kafka, producer, codec, topics } = clients;
   const view = await startConfigView(runtime, clients);
@@ -99,10 +101,18 @@ runMain('delivery', async () => {
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
   const admin = kafka.admin();
   await connectClient(runtime.lifecycle, 'offsets-admin', admin);
+  // Deferred ranges are read back from the delivery topic straight from the partition leaders.
+  const deliveryTopicSource = kafkajsPartitionSource(kafka, topics.delivery);
+  runtime.lifecycle.onShutdown('delivery-topic-reader', () => deliveryTopicSource.close());
   const delivery = new DeliveryConsumer({
     groupOffsets: (topics) => committedOffsets(admin, groupId, topics),
     consumer, codec, runner, metrics, logger: runtime.logger, clock: Date.now,
     topics: config.DELIVERY_READS === 'main' ? [topics.delivery] : config.DELIVERY_READS === 'retries' ? tierTopics : [topics.delivery, ...tierTopics],
+    deliveryTopic: topics.delivery,
+    readRange: (partition, from, to) => readPartitionRange(deliveryTopicSource, partition, from, to, {
+      stopping: () => stopping,
+      onRetry: (err) => runtime.logger.warn({ err, partition }, 'reading deferred tasks failed; retrying'),
+    }),
     maxInFlight: config.DELIVERY_MAX_IN_FLIGHT,
     maxInFlightPerDestination: config.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
     maxWaitingPerDestination: config.DELIVERY_MAX_WAITING_PER_DESTINATION,

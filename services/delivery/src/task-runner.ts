@@ -3,8 +3,9 @@ import type { ConfigState, Destination } from '@switchyard/platform/config-view/
 import type { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { Logger } from '@switchyard/platform/logger';
-import type { DeadLetter, DeliveryAttempt, DeliveryTask } from '@switchyard/platform/schemas/generated';
+import type { DeadLetter, DeferredRange, DeliveryAttempt, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { breakerKey, isBreakerFailure, type CircuitBreaker } from './circuit-breaker.js';
+import type { PendingRange } from './deferred-ranges.js';
 import { statusClass, type DeliveryMetrics } from './delivery-metrics.js';
 import type { FailedAttemptLog } from './failed-attempt-log.js';
 import { combineUrlOutcomes, type UrlOutcome } from './multi-url.js';
@@ -123,6 +124,63 @@ export class TaskRunner {
     const prepared = this.prepare(destination);
     for (const url of urlsToTry(task, prepared)) if (!this.deps.breaker.refuses(prepared.breakerKeys.get(url)!)) return false;
     return true;
+  }
+
+  /** circuitOpen for a task meant for every URL of the destination (a range's). */
+  destinationRefuses(destinationId: string): boolean {
+    const destination = this.deps.config.destination(destinationId);
+    if (!destination?.enabled) return false;
+    const prepared = this.prepare(destination);
+    for (const key of prepared.breakerKeys.values()) if (!this.deps.breaker.refuses(key)) return false;
+    return true;
+  }
+
+  /**
+   * Defers the tasks of a range (deferred-ranges.ts) with one tier record instead of one per task:
+   * they stay in the delivery topic, and the record says where. Each task is traced as deferred,
+   * as defer() would. With a deadline that leaves no wait, each goes its own way through defer().
+   */
+  async deferRange(range: PendingRange): Promise<void> {
+    const now = this.deps.clock();
+    const decision = nextRetry(this.deps.policy, { attempt: 1, firstAttemptAt: now, now });
+    if (decision.action === 'dead_letter') {
+      for (const [i, task] of range.tasks.entries()) await this.defer(task, range.reasons[i]!);
+      return;
+    }
+    const { metrics } = this.deps;
+    const n = range.tasks.length;
+    metrics.attempts.inc({ destination: range.destinationId, status_class: 'skipped' }, n);
+    metrics.retries.inc({ tier: String(decision.tier) }, n);
+    metrics.deferredRanges.inc({ event: 'written' });
+    const record: DeferredRange = {
+      destinationId: range.destinationId, topic: range.topic, partition: range.partition, fromOffset: Number(range.from), toOffset: Number(range.to),
+      tasks: n, attempt: 1, firstAttemptAt: now, deadline: now + this.deps.policy.deadlineMs, notBefore: decision.notBefore, lastError: range.reasons.at(-1)!,
+    };
+    await this.writeRange(decision.tier, record);
+    for (const [i, task] of range.tasks.entries()) {
+      const reason = range.reasons[i]!;
+      this.record(task, noRequest(now, reason), { outcome: 'deferred', nextTier: decision.tier, notBefore: decision.notBefore, deadLetterReason: null });
+    }
+  }
+
+  /**
+   * A range that fell due while its destination still refuses: deferred again as one record (its
+   * tasks are not read, nor traced again). False once past its deadline: the caller then reads the
+   * tasks and runs each, which dead-letters them.
+   */
+  async deferRangeAgain(range: DeferredRange, reason: string): Promise<boolean> {
+    const now = this.deps.clock();
+    const decision = nextRetry(this.deps.policy, { attempt: range.attempt + 1, firstAttemptAt: range.firstAttemptAt, now });
+    if (decision.action === 'dead_letter') return false;
+    this.deps.metrics.attempts.inc({ destination: range.destinationId, status_class: 'skipped' }, range.tasks);
+    this.deps.metrics.retries.inc({ tier: String(decision.tier) }, range.tasks);
+    this.deps.metrics.deferredRanges.inc({ event: 'deferred_again' });
+    await this.writeRange(decision.tier, { ...range, attempt: range.attempt + 1, notBefore: decision.notBefore, lastError: reason });
+    return true;
+  }
+
+  private writeRange(tier: number, record: DeferredRange): Promise<void> {
+    return this.write(this.deps.topics.retry(tier), `${record.destinationId}:range:${record.partition}`, this.deps.codec.encode('io.switchyard.pipeline.DeferredRange', record));
   }
 
   /**
