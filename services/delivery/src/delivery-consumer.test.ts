@@ -170,6 +170,81 @@ describe('DeliveryConsumer deferrals', () => {
   });
 });
 
+describe('DeliveryConsumer deferred ranges', () => {
+  /** Records `dest:n` (a fresh task) or `range:…` (a DeferredRange of dest `hung`, tier topic). */
+  const codec = {
+    decodeKnown: (value: Buffer) => {
+      const [destinationId, n] = value.toString().split(':');
+      if (destinationId === 'range') {
+        return { name: 'io.switchyard.pipeline.DeferredRange', value: { destinationId: 'hung', topic: TOPIC, partition: 0, fromOffset: 5, toOffset: 8, tasks: 3, attempt: 1, firstAttemptAt: 1, deadline: Date.now() + 60_000, notBefore: null, lastError: 'circuit_open' } };
+      }
+      return { name: 'io.switchyard.pipeline.DeliveryTask', value: { taskId: `m${n}:${destinationId}`, destinationId, attempt: 0, firstAttemptAt: null, pendingUrls: null, notBefore: null } };
+    },
+  } as unknown as AvroCodec;
+  const batch = (topic: string, values: string[], first = 5) => ({
+    batch: { topic, partition: 0, messages: values.map((v, i) => ({ offset: String(first + i), value: Buffer.from(v) })), offsetLag: () => '0' },
+    resolveOffset: () => undefined, heartbeat: async () => undefined, isRunning: () => true, isStale: () => false,
+  } as unknown as EachBatchPayload);
+
+  it("a refusing destination's tasks of a batch become one range; the others are sent; offsets move once the range is written", async () => {
+    const consumer = new FakeConsumer();
+    const sent: string[] = [];
+    const ranges: Array<{ destinationId: string; offsets: string[] }> = [];
+    let written!: () => void;
+    const runner = {
+      circuitOpen: (t: DeliveryTask) => t.destinationId === 'hung',
+      deferRange: (r: { destinationId: string; offsets: string[] }) => { ranges.push(r); return new Promise<void>((resolve) => { written = resolve; }); },
+      run: async (t: DeliveryTask) => { sent.push(t.taskId); },
+    } as unknown as TaskRunner;
+    const delivery = deliveryOver(consumer, codec, runner, { maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10 });
+    await delivery.start();
+    consumer.join('member-1', [0]);
+    await consumer.eachBatch!(batch(TOPIC, ['hung:5', 'hung:6', 'ok:7', 'hung:8']));
+    await new Promise((r) => setTimeout(r, 30));
+    assert.deepEqual(sent, ['m7:ok']);
+    assert.deepEqual(ranges.map((r) => [r.destinationId, r.offsets]), [['hung', ['5', '6', '8']]]);
+    assert.equal(consumer.commits.length, 0, 'nothing past the deferred tasks before their range is in Kafka');
+    written();
+    await new Promise((r) => setTimeout(r, 30));
+    assert.deepEqual(consumer.commits.at(-1), [{ topic: TOPIC, partition: 0, offset: '9' }]);
+  });
+
+  it('a range that fell due is deferred again while its destination refuses, else read back and its tasks run with its attempt count', async () => {
+    for (const refusing of [true, false]) {
+      const consumer = new FakeConsumer();
+      const sent: DeliveryTask[] = [];
+      let again = 0;
+      const runner = {
+        circuitOpen: () => false,
+        destinationRefuses: () => refusing,
+        deferRangeAgain: async () => { again++; return true; },
+        run: async (t: DeliveryTask) => { sent.push(t); },
+      } as unknown as TaskRunner;
+      const read: Array<[number, bigint, bigint]> = [];
+      const delivery = new DeliveryConsumer({
+        consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, 'tier-1'], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry()),
+        logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
+        setAside: async () => undefined,
+        readRange: async (partition, from, to) => {
+          read.push([partition, from, to]);
+          return ['hung:5', 'ok:6', 'hung:8'].map((v, i) => ({ offset: String([5, 6, 8][i]), key: Buffer.from(`${v.split(':')[0]}:u`), value: Buffer.from(v) }));
+        },
+      });
+      await delivery.start();
+      consumer.join('member-1', [0]);
+      await consumer.eachBatch!(batch('tier-1', ['range:x'], 40));
+      await new Promise((r) => setTimeout(r, 30));
+      if (refusing) {
+        assert.deepEqual([again, read.length, sent.length], [1, 0, 0], 'deferred again, unread');
+      } else {
+        assert.deepEqual(read, [[0, 5n, 8n]]);
+        assert.deepEqual(sent.map((t) => [t.taskId, t.attempt, t.firstAttemptAt]), [['m5:hung', 1, 1], ['m8:hung', 1, 1]], "the destination's tasks only");
+      }
+      assert.deepEqual(consumer.commits.at(-1), [{ topic: 'tier-1', partition: 0, offset: '41' }]);
+    }
+  });
+});
+
 describe('DeliveryConsumer and a starved event loop', () => {
   it('a full destination whose answers wait behind a blocked event loop is not taken for hung: its partitions stay paused', async () => {
     const consumer = new FakeConsumer();

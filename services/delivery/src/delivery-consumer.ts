@@ -186,16 +186,16 @@ export class DeliveryConsumer {
       if (gone()) return;
       for (const message of messages) {
         if (gone() || this.stopping) return;
-        let task: DeliveryTask;
-        let range: DeferredRange | undefined;
+        // A task, or (in a tier) a range of deferred tasks left in the delivery topic.
+        let record: { task: DeliveryTask; range?: undefined } | { task?: undefined; range: DeferredRange };
         let fetchedSchema = false;
         try {
           // Synchronous once the schema is known: no promise and no microtask turn per record.
           let decoded = this.opts.codec.decodeKnown(message.value);
           if (!decoded) { fetchedSchema = true; decoded = await this.opts.codec.decode(message.value); }
-          if (decoded.name === 'io.switchyard.pipeline.DeferredRange' && topic !== this.opts.deliveryTopic) range = decoded.value;
-          else if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') throw new Error(`${decoded.name} is not a delivery task`);
-          task = decoded.value as DeliveryTask;
+          if (decoded.name === 'io.switchyard.pipeline.DeliveryTask') record = { task: decoded.value };
+          else if (decoded.name === 'io.switchyard.pipeline.DeferredRange' && topic !== this.opts.deliveryTopic) record = { range: decoded.value };
+          else throw new Error(`${decoded.name} is not a delivery task`);
         } catch (err) {
           await this.opts.setAside(message.value, topic, partition, message.offset, (err as Error).message);
           if (gone()) return;
@@ -218,14 +218,16 @@ export class DeliveryConsumer {
             return;
           }
         }
-        if (task.notBefore !== null && task.notBefore > now) {
-          this.waitUntilDue(topic, partition, message.offset, task.notBefore - now);
+        const notBefore = record.task ? record.task.notBefore : record.range.notBefore;
+        if (notBefore !== null && notBefore > now) {
+          this.waitUntilDue(topic, partition, message.offset, notBefore - now);
           return;
         }
         if (this.commitFailingSince !== undefined && now - this.commitFailingSince >= COMMIT_STALL_MS) {
           this.waitUntilDue(topic, partition, message.offset, COMMIT_STALL_RECHECK_MS);
           return;
         }
+        const { task, range } = record;
         if (range) {
           // A range of deferred tasks fell due: read again from the delivery topic, or deferred again.
           if (this.stopping) return;
