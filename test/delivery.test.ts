@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { topicNames } from '@switchyard/platform/kafka/topics';
-import type { DeadLetter, Destination } from '@switchyard/platform/schemas/generated';
+import type { DeadLetter, Destination, TraceRecords } from '@switchyard/platform/schemas/generated';
 import { makeDestination, makeSource, writeConfig } from './support/config.js';
 import { PipelineWriter, event, task, type EventName } from './support/pipeline-writer.js';
 import { signatureValid, startReceiver, type Receiver } from './support/receiver.js';
@@ -321,6 +321,7 @@ describe('delivery: deferred ranges (tasks of a destination that does not answer
     await writeConfig(prefix, { sources: [source], destinations: [destination, other] });
     const writer = await new PipelineWriter().start();
     const topic = topicNames(prefix).delivery;
+    const traces = await new TopicReader([topicNames(prefix).deliveryAttempts]).start();
     const delivery = await startService('delivery', env);
     try {
       // Open the circuit first, then write tasks of both destinations interleaved.
@@ -339,8 +340,14 @@ describe('delivery: deferred ranges (tasks of a destination that does not answer
       const read = await deferredRanges(delivery, 'read');
       console.log(`# deferred ranges: ${expected.size} tasks of a destination down then back, ${written} ranges written, ${read} read back, ${receiver.count()} requests to it`);
       assert.ok(read > 0, 'ranges were read back from the delivery topic');
+      // The trace names every deferred message once per range, not once per task.
+      const deferrals = traces.values<TraceRecords>(topicNames(prefix).deliveryAttempts).flatMap((r) => r.deferrals);
+      const traced = deferrals.flatMap((d) => d.messageIds);
+      assert.ok(deferrals.length > 0 && deferrals.every((d) => d.destinationId === destination.id && ['circuit_open', 'overloaded'].includes(d.error)));
+      assert.ok(traced.length > 0 && traced.every((id) => expected.has(id)), 'deferred messages are traced');
     } finally {
       await writer.stop();
+      await traces.stop();
       await delivery.stop();
       await Promise.all([receiver.close(), healthy.close()]);
     }

@@ -45,6 +45,7 @@ export class MessageTraceIndex {
         if (decoded.name !== 'io.switchyard.pipeline.TraceRecords') return;
         for (const f of decoded.value.fanouts) this.traces.addFanout(f, timestamp);
         for (const a of decoded.value.attempts) this.traces.addAttempt(a, timestamp);
+        for (const d of decoded.value.deferrals) this.traces.addDeferral(d, timestamp);
       },
     });
     this.sweep = setInterval(() => this.traces.expire(this.opts.clock()), 60_000);

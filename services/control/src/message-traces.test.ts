@@ -51,6 +51,16 @@ describe('MessageTraces: the per-message trace from fan-out and attempt records'
     assert.deepEqual(t.get('m')!.destinations.map((d) => [d.destinationId, d.state, d.filterReason]), [['d1', 'pending', null], ['d2', 'filtered', 'filter']]);
   });
 
+  it('a deferred range: each message shows the deferred attempt one DeliveryAttempt per task would have', () => {
+    const t = new MessageTraces({ max: 10, windowMs: 60_000 });
+    t.addFanout(fanout('m'), T0);
+    t.addDeferral({ destinationId: 'd1', sourceId: 'src', messageIds: ['m', 'n'], error: 'circuit_open', attempt: 1, at: T0 + 10, nextTier: 1, notBefore: T0 + 10_010 }, T0);
+    const one = attempt('x', { urlIndex: -1, status: null, error: 'circuit_open', latencyMs: 0, outcome: 'deferred', nextTier: 1, notBefore: T0 + 10_010 });
+    t.addAttempt(one, T0);
+    assert.deepEqual(t.get('m')!.destinations, t.get('x')!.destinations);
+    assert.deepEqual(pick(t.get('n')!.destinations[0]!), ['retrying', 1, new Date(T0 + 10_010).toISOString(), null]);
+  });
+
   it('bounded: at most max messages, the least recently active forgotten first', () => {
     const t = new MessageTraces({ max: 2, windowMs: 60_000 });
     t.addFanout(fanout('a'), T0);

@@ -1,4 +1,4 @@
-import type { DeliveryAttempt, FanoutTrace } from '@switchyard/platform/schemas/generated';
+import type { DeferralTrace, DeliveryAttempt, FanoutTrace } from '@switchyard/platform/schemas/generated';
 
 /** Where one destination's copy of a message is now. */
 export type DestinationState = 'pending' | 'delivered' | 'retrying' | 'dead_lettered' | 'filtered';
@@ -79,6 +79,23 @@ export class MessageTraces {
       attempt: r.attempt, urlIndex: r.urlIndex, at: r.at, tier: r.tier, outcome: this.intern(r.outcome), status: r.status, error: r.error === null ? null : this.intern(r.error),
       latencyMs: r.latencyMs, nextTier: r.nextTier, notBefore: r.notBefore, deadLetterReason: r.deadLetterReason === null ? null : this.intern(r.deadLetterReason),
     });
+  }
+
+  /**
+   * A range of tasks delivery deferred together: each message gets the attempt defer() records for
+   * one task (no request, outcome deferred, read from the delivery topic).
+   */
+  addDeferral(r: DeferralTrace, seenAt: number): void {
+    const destinationId = this.intern(r.destinationId);
+    const outcome = this.intern('deferred');
+    const error = this.intern(r.error);
+    for (const messageId of r.messageIds) {
+      const t = this.touch(messageId, seenAt);
+      t.sourceId ??= this.intern(r.sourceId);
+      destinationOf(t, destinationId).attempts.push({
+        attempt: r.attempt, urlIndex: -1, at: r.at, tier: 0, outcome, status: null, error, latencyMs: 0, nextTier: r.nextTier, notBefore: r.notBefore, deadLetterReason: null,
+      });
+    }
   }
 
   /** Forgets messages with no record since `now - windowMs`. */

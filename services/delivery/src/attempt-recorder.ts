@@ -4,7 +4,7 @@ import { BestEffortWriter } from '@switchyard/platform/kafka/best-effort-writer'
 import type { Kafka } from '@switchyard/platform/kafka/client';
 import { connectClient } from '@switchyard/platform/kafka/connect';
 import type { ServiceRuntime } from '@switchyard/platform/runtime';
-import type { DeliveryAttempt } from '@switchyard/platform/schemas/generated';
+import type { DeferralTrace, DeliveryAttempt } from '@switchyard/platform/schemas/generated';
 import type { DeliveryMetrics } from './delivery-metrics.js';
 
 /**
@@ -16,17 +16,22 @@ import type { DeliveryMetrics } from './delivery-metrics.js';
  * batches stay in order on one partition; the trace index orders a message's attempts by time. Delivery never waits for it. Started before the consumer so that
  * shutdown closes it after the last task finished (hooks run in reverse order).
  */
-export async function startAttemptRecorder(runtime: ServiceRuntime, kafka: Kafka, codec: AvroCodec, topic: string, metrics: DeliveryMetrics): Promise<(attempt: DeliveryAttempt) => void> {
+export async function startAttemptRecorder(runtime: ServiceRuntime, kafka: Kafka, codec: AvroCodec, topic: string, metrics: DeliveryMetrics): Promise<(record: DeliveryAttempt | DeferralTrace) => void> {
   const producer = BestEffortWriter.producer(kafka);
   await connectClient(runtime.lifecycle, 'attempts-producer', producer);
   const key = `delivery-${randomUUID()}`;
-  const writer = new BestEffortWriter<DeliveryAttempt>(producer, {
+  const writer = new BestEffortWriter<DeliveryAttempt | DeferralTrace>(producer, {
     topic, logger: runtime.logger,
-    toMessages: (attempts) => [{ key, value: codec.encode('io.switchyard.pipeline.TraceRecords', { fanouts: [], attempts }) }],
+    toMessages: (records) => {
+      const attempts: DeliveryAttempt[] = [];
+      const deferrals: DeferralTrace[] = [];
+      for (const r of records) if ('messageIds' in r) deferrals.push(r); else attempts.push(r);
+      return [{ key, value: codec.encode('io.switchyard.pipeline.TraceRecords', { fanouts: [], attempts, deferrals }) }];
+    },
     onWritten: (n) => metrics.attemptRecords.inc({ result: 'written' }, n),
     onDropped: (reason, n) => metrics.attemptRecords.inc({ result: `dropped_${reason}` }, n),
   });
   writer.start();
   runtime.lifecycle.onShutdown('attempts-recorder', () => writer.close());
-  return (attempt) => writer.write(attempt);
+  return (record) => writer.write(record);
 }

@@ -3,7 +3,7 @@ import type { ConfigState, Destination } from '@switchyard/platform/config-view/
 import type { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { Logger } from '@switchyard/platform/logger';
-import type { DeadLetter, DeferredRange, DeliveryAttempt, DeliveryTask } from '@switchyard/platform/schemas/generated';
+import type { DeadLetter, DeferralTrace, DeferredRange, DeliveryAttempt, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { breakerKey, isBreakerFailure, type CircuitBreaker } from './circuit-breaker.js';
 import type { PendingRange } from './deferred-ranges.js';
 import { statusClass, type DeliveryMetrics } from './delivery-metrics.js';
@@ -32,7 +32,7 @@ export interface TaskRunnerDeps {
    * Records each attempt for the trace (fire-and-forget: it must return at once and never throw
    * into delivery). Absent when DELIVERY_RECORD_ATTEMPTS is off.
    */
-  recordAttempt?: (attempt: DeliveryAttempt) => void;
+  recordAttempt?: (record: DeliveryAttempt | DeferralTrace) => void;
   /** Logs failed requests, rate-limited per destination. */
   failures?: FailedAttemptLog;
 }
@@ -137,8 +137,11 @@ export class TaskRunner {
 
   /**
    * Defers the tasks of a range (deferred-ranges.ts) with one tier record instead of one per task:
-   * they stay in the delivery topic, and the record says where. Each task is traced as deferred,
-   * as defer() would. With a deadline that leaves no wait, each goes its own way through defer().
+   * they stay in the delivery topic, and the record says where. The trace gets one DeferralTrace
+   * naming every message (the index shows each as a deferred attempt, as defer() would record it:
+   * one DeliveryAttempt per task cost a tenth of the isolation bench's throughput); the failure log
+   * nothing (no request failed: the requests that opened the circuit or stalled the destination
+   * were logged). With a deadline that leaves no wait, each task goes its own way through defer().
    */
   async deferRange(range: PendingRange): Promise<void> {
     const now = this.deps.clock();
@@ -157,10 +160,10 @@ export class TaskRunner {
       tasks: n, attempt: 1, firstAttemptAt: now, deadline: now + this.deps.policy.deadlineMs, notBefore: decision.notBefore, lastError: range.reasons.at(-1)!,
     };
     await this.writeRange(decision.tier, record);
-    for (const [i, task] of range.tasks.entries()) {
-      const reason = range.reasons[i]!;
-      this.record(task, noRequest(now, reason), { outcome: 'deferred', nextTier: decision.tier, notBefore: decision.notBefore, deadLetterReason: null });
-    }
+    this.deps.recordAttempt?.({
+      destinationId: range.destinationId, sourceId: range.tasks[0]!.sourceId, messageIds: range.tasks.map((t) => t.messageId), error: record.lastError!,
+      attempt: 1, at: now, nextTier: decision.tier, notBefore: decision.notBefore,
+    });
   }
 
   /**

@@ -124,7 +124,7 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
       ...tasks.map((m) => ({ topic: topics.delivery, ...m })),
       ...invalid.map((m) => ({ topic: topics.invalidEvents, ...m })),
       // One trace record per batch, not per event: Kafka's per-record cost stays off this hop.
-      ...(traces.length ? [{ topic: topics.deliveryAttempts, key: `fanout-${batch.partition}`, value: deps.codec.encode('io.switchyard.pipeline.TraceRecords', { fanouts: traces, attempts: [] }) }] : []),
+      ...(traces.length ? [{ topic: topics.deliveryAttempts, key: `fanout-${batch.partition}`, value: deps.codec.encode('io.switchyard.pipeline.TraceRecords', { fanouts: traces, attempts: [], deferrals: [] }) }] : []),
     ], (BigInt(batch.lastOffset()) + 1n).toString());
   } finally {
     end();
