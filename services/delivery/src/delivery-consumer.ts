@@ -227,9 +227,40 @@ export class DeliveryConsumer {
           this.waitUntilDue(topic, partition, message.offset, COMMIT_STALL_RECHECK_MS);
           return;
         }
+        // Work that takes a deferral slot instead of a request slot: a range that fell due (read
+        // back from the delivery topic, or deferred again), or a task for the retry tier.
+        let deferral: (() => Promise<void>) | undefined;
         const { task, range } = record;
         if (range) {
-          // A range of deferred tasks fell due: read again from the delivery topic, or deferred again.
+          deferral = () => this.releaseRange(range, tracker, message.offset);
+        } else {
+          // A destination that is not answering (every circuit open, or full and stalled): the task
+          // waits in the retry tier without taking one of its request slots, and the partition keeps
+          // flowing for every other destination.
+          let deferReason: DeferReason | undefined = this.opts.runner.circuitOpen(task) ? 'circuit_open' : undefined;
+          if (!deferReason && this.destinationFull(task.destinationId)) {
+            if (!this.stalls.confirmedStalled(task.destinationId)) {
+              this.waitForDestination(task.destinationId, topic, partition, message.offset);
+              return;
+            }
+            deferReason = 'overloaded';
+          }
+          if (deferReason && ranges && mayJoinRange(task)) {
+            // Fresh tasks stay in the delivery topic: one tier record for the batch's run of them.
+            if (this.stopping) return;
+            tracker.track(message.offset);
+            resolved = message.offset;
+            const closed = ranges.add(task, message.offset, deferReason);
+            if (closed) this.writeRange(closed, tracker);
+            continue;
+          }
+          if (ranges?.size) {
+            const ended = ranges.end(task.destinationId);
+            if (ended) this.writeRange(ended, tracker);
+          }
+          if (deferReason) deferral = () => this.deferTask(task, deferReason, tracker, message.offset);
+        }
+        if (deferral) {
           if (this.stopping) return;
           if (!this.deferrals.tryAcquire()) {
             this.waitForDeferrals(topic, partition, message.offset);
@@ -238,45 +269,10 @@ export class DeliveryConsumer {
           tracker.track(message.offset);
           resolved = message.offset;
           this.active++;
-          void this.releaseRange(range, tracker, message.offset);
+          void deferral();
           continue;
         }
-        // A destination that is not answering (every circuit open, or full and stalled): the task
-        // waits in the retry tier without taking one of its request slots, and the partition keeps
-        // flowing for every other destination.
-        let deferReason: DeferReason | undefined = this.opts.runner.circuitOpen(task) ? 'circuit_open' : undefined;
-        if (!deferReason && this.destinationFull(task.destinationId)) {
-          if (!this.stalls.confirmedStalled(task.destinationId)) {
-            this.waitForDestination(task.destinationId, topic, partition, message.offset);
-            return;
-          }
-          deferReason = 'overloaded';
-        }
-        if (deferReason && ranges && mayJoinRange(task)) {
-          // Fresh tasks stay in the delivery topic: one tier record for the batch's run of them.
-          if (this.stopping) return;
-          tracker.track(message.offset);
-          resolved = message.offset;
-          const closed = ranges.add(task, message.offset, deferReason);
-          if (closed) this.writeRange(closed, tracker);
-          continue;
-        }
-        if (ranges?.size) {
-          const ended = ranges.end(task.destinationId);
-          if (ended) this.writeRange(ended, tracker);
-        }
-        if (deferReason) {
-          if (this.stopping) return;
-          if (!this.deferrals.tryAcquire()) {
-            this.waitForDeferrals(topic, partition, message.offset);
-            return;
-          }
-          tracker.track(message.offset);
-          resolved = message.offset;
-          this.active++;
-          void this.deferTask(task, deferReason, tracker, message.offset);
-          continue;
-        }
+        if (!task) continue; // unreachable: a range always takes a deferral slot
         // A free global slot is taken at once (the common case); otherwise wait for one.
         const waited = this.stopping || !this.global.tryAcquire();
         if (waited && !(await this.acquireUnlessStopping())) return;
@@ -543,21 +539,32 @@ export class DeliveryConsumer {
     return (await Promise.all(runs)).every(Boolean);
   }
 
-  /** The range's tasks among the records read: its destination's, never attempted (others are skipped). */
+  /**
+   * The range's tasks among the records read: its destination's, never attempted. Records whose key
+   * names another destination are not decoded (keys are destinationId:userKey); if that finds fewer
+   * tasks than the range counted, every record is decoded, and a shortfall left is logged.
+   */
   private async tasksOfRange(records: FetchedRecord[], range: DeferredRange): Promise<Array<{ offset: string; task: DeliveryTask }>> {
     const prefix = `${range.destinationId}:`;
-    const tasks: Array<{ offset: string; task: DeliveryTask }> = [];
-    for (const record of records) {
-      // Keys are destinationId:userKey: the other destinations' tasks are not decoded.
-      if (!record.key?.toString('utf8').startsWith(prefix)) continue;
-      try {
-        const decoded = this.opts.codec.decodeKnown(record.value) ?? await this.opts.codec.decode(record.value);
-        if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') continue;
-        const task = decoded.value;
-        if (task.destinationId === range.destinationId && mayJoinRange(task)) tasks.push({ offset: record.offset, task });
-      } catch {
-        continue; // set aside on invalid-events when it was first read
+    const collect = async (byKey: boolean) => {
+      const tasks: Array<{ offset: string; task: DeliveryTask }> = [];
+      for (const record of records) {
+        if (byKey && !record.key?.toString('utf8').startsWith(prefix)) continue;
+        try {
+          const decoded = this.opts.codec.decodeKnown(record.value) ?? await this.opts.codec.decode(record.value);
+          if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') continue;
+          const task = decoded.value;
+          if (task.destinationId === range.destinationId && mayJoinRange(task)) tasks.push({ offset: record.offset, task });
+        } catch {
+          continue; // set aside on invalid-events when it was first read
+        }
       }
+      return tasks;
+    };
+    let tasks = await collect(true);
+    if (tasks.length < range.tasks) tasks = await collect(false);
+    if (tasks.length < range.tasks) {
+      this.opts.logger.error({ ...range, found: tasks.length }, 'a deferred range holds fewer tasks than it counted');
     }
     return tasks;
   }
