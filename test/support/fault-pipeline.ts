@@ -29,6 +29,16 @@ interface Slot {
   paused: boolean;
 }
 
+/**
+ * An exit other than 0 with the instance's last warnings and errors, so that a failed assertion on
+ * exits says what went wrong (CI keeps only the test output).
+ */
+function explained(role: Role, index: number, svc: RunningService, exit: number | string): number | string {
+  if (exit === 0 || exit === 'SIGKILL') return exit;
+  const lines = svc.proc.output.filter((line) => /"level":"(warn|error|fatal)"/.test(line)).slice(-6).map((line) => line.slice(0, 400));
+  return `${exit} (${role} #${index + 1}): ${lines.join('\n') || 'no warning or error logged'}`;
+}
+
 export class FaultPipeline {
   private readonly slots = new Map<Role, Slot[]>();
   private turn = 0;
@@ -64,7 +74,7 @@ export class FaultPipeline {
     // A graceful stop takes the instance out of the load balancer first; a crash does not.
     slot.draining = signal !== 'SIGKILL';
     if (slot.paused) this.resume(role, index);
-    const exit = await slot.svc.stop(signal);
+    const exit = explained(role, index, slot.svc, await slot.svc.stop(signal));
     slot.svc = await startService(serviceOf(role), slot.env, slot.svc.port);
     slot.draining = false;
     return exit;
@@ -83,7 +93,7 @@ export class FaultPipeline {
       const slot = slots[slots.length - 1]!;
       slot.draining = true;
       if (slot.paused) this.resume(role, slots.length - 1);
-      exits.push(await slot.svc.stop(signal));
+      exits.push(explained(role, slots.length - 1, slot.svc, await slot.svc.stop(signal)));
       slots.pop();
     }
     const added = await Promise.allSettled(Array.from({ length: Math.max(0, count - slots.length) }, async () => {

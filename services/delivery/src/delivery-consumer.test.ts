@@ -22,8 +22,9 @@ class FakeConsumer {
   on(event: string, listener: (event: { payload: Record<string, unknown> }) => void): void { this.listeners.set(event, listener); }
   async run({ eachBatch }: { eachBatch: (payload: EachBatchPayload) => Promise<void> }): Promise<void> { this.eachBatch = eachBatch; }
   emit(event: string, payload: Record<string, unknown>): void { this.listeners.get(event)!({ payload }); }
-  join(memberId: string, partitions: number[]): void {
-    this.listeners.get(this.events.GROUP_JOIN)!({ payload: { memberId, memberAssignment: { [TOPIC]: partitions } } });
+  join(memberId: string, partitions: number[] | Record<string, number[]>): void {
+    const memberAssignment = Array.isArray(partitions) ? { [TOPIC]: partitions } : partitions;
+    this.listeners.get(this.events.GROUP_JOIN)!({ payload: { memberId, memberAssignment } });
   }
   seek(seek: { topic: string; partition: number; offset: string }): void { this.seeks.push(seek); }
   pause(): void {}
@@ -32,6 +33,7 @@ class FakeConsumer {
   paused(): [] { return []; }
   readonly commits: Array<Array<{ topic: string; partition: number; offset: string }>> = [];
   async commitOffsets(offsets: Array<{ topic: string; partition: number; offset: string }>): Promise<void> { this.commits.push(offsets); }
+  async stop(): Promise<void> {}
 }
 
 function deferred<T>() {
@@ -231,7 +233,7 @@ describe('DeliveryConsumer deferred ranges', () => {
         },
       });
       await delivery.start();
-      consumer.join('member-1', [0]);
+      consumer.join('member-1', { [TOPIC]: [0], 'tier-1': [0] });
       await consumer.eachBatch!(batch('tier-1', ['range:x'], 40));
       await new Promise((r) => setTimeout(r, 30));
       if (refusing) {
@@ -242,6 +244,85 @@ describe('DeliveryConsumer deferred ranges', () => {
       }
       assert.deepEqual(consumer.commits.at(-1), [{ topic: 'tier-1', partition: 0, offset: '41' }]);
     }
+  });
+});
+
+describe('DeliveryConsumer: a range run and its hold on the tier partition', () => {
+  /** `range:…` is a DeferredRange of dest `hung` over offsets 5–8 of the delivery topic; read back, it holds hung:5, ok:6, hung:8. */
+  const codec = {
+    decodeKnown: (value: Buffer) => {
+      const [destinationId, n] = value.toString().split(':');
+      if (destinationId === 'range') {
+        return { name: 'io.switchyard.pipeline.DeferredRange', value: { destinationId: 'hung', topic: TOPIC, partition: 0, fromOffset: 5, toOffset: 8, tasks: 2, attempt: 1, firstAttemptAt: 1, deadline: Date.now() + 60_000, notBefore: null, lastError: 'circuit_open' } };
+      }
+      return { name: 'io.switchyard.pipeline.DeliveryTask', value: { taskId: `m${n}:${destinationId}`, destinationId, attempt: 0, firstAttemptAt: null, pendingUrls: null, notBefore: null } };
+    },
+  } as unknown as AvroCodec;
+  const TIER = 'tier-1';
+
+  /** One global slot, so the range's second task waits for the first; each request answers when the test says. */
+  async function rangeRunning() {
+    const consumer = new FakeConsumer();
+    const sent: string[] = [];
+    const answers: Array<() => void> = [];
+    const rests: Array<[string, { fromOffset: number; tasks: number }]> = [];
+    const runner = {
+      circuitOpen: () => false,
+      destinationRefuses: () => false,
+      run: (t: DeliveryTask) => { sent.push(t.taskId); return new Promise<void>((resolve) => { answers.push(resolve); }); },
+      deferRangeRest: async (topic: string, rest: { fromOffset: number; tasks: number }) => { rests.push([topic, { fromOffset: rest.fromOffset, tasks: rest.tasks }]); },
+    } as unknown as TaskRunner;
+    const delivery = new DeliveryConsumer({
+      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, TIER], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry()),
+      logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 1, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
+      setAside: async () => undefined,
+      readRange: async () => ['hung:5', 'ok:6', 'hung:8'].map((v, i) => ({ offset: String([5, 6, 8][i]), key: Buffer.from(`${v.split(':')[0]}:u`), value: Buffer.from(v) })),
+    });
+    await delivery.start();
+    consumer.join('member-1', { [TIER]: [0] });
+    await consumer.eachBatch!({
+      batch: { topic: TIER, partition: 0, messages: [{ offset: '40', value: Buffer.from('range:x') }], offsetLag: () => '0' },
+      resolveOffset: () => undefined, heartbeat: async () => undefined, isRunning: () => true, isStale: () => false,
+    } as unknown as EachBatchPayload);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(sent, ['m5:hung'], 'the second task waits for the one slot');
+    const answer = async () => { answers.shift()!(); await new Promise((r) => setTimeout(r, 60)); };
+    return { consumer, delivery, sent, rests, answer };
+  }
+  const committedRange = (consumer: FakeConsumer) => consumer.commits.some((list) => list.some((c) => c.topic === TIER && c.offset === '41'));
+
+  it('the group rebalances and the tier partition goes to another member: the run stops, the range record stays uncommitted for its next owner', async () => {
+    const { consumer, delivery, sent, answer } = await rangeRunning();
+    const handOver = delivery.handOver(30);
+    await answer();
+    assert.deepEqual(sent, ['m5:hung'], 'nothing new while the group rebalances');
+    await handOver;
+    consumer.join('member-1', { [TIER]: [1] });
+    await new Promise((r) => setTimeout(r, 60));
+    assert.deepEqual(sent, ['m5:hung'], 'the next owner runs the range');
+    assert.equal(committedRange(consumer), false);
+  });
+
+  it('the group rebalances and this member keeps the tier partition: the run goes on and the range is committed', async () => {
+    const { consumer, delivery, sent, answer } = await rangeRunning();
+    const handOver = delivery.handOver(30);
+    await answer();
+    await handOver;
+    consumer.join('member-1', { [TIER]: [0] });
+    await new Promise((r) => setTimeout(r, 60));
+    assert.deepEqual(sent, ['m5:hung', 'm8:hung']);
+    await answer();
+    assert.equal(committedRange(consumer), true);
+  });
+
+  it('shutdown cuts the run short: what is left is written back to the tier and the range record is committed', async () => {
+    const { consumer, delivery, sent, rests, answer } = await rangeRunning();
+    const stopped = delivery.stop(1000);
+    await answer();
+    await stopped;
+    assert.deepEqual(sent, ['m5:hung']);
+    assert.deepEqual(rests, [[TIER, { fromOffset: 8, tasks: 1 }]]);
+    assert.equal(committedRange(consumer), true);
   });
 });
 

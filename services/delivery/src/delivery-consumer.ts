@@ -35,8 +35,11 @@ const COMMIT_STALL_RECHECK_MS = 500;
 const HAND_OVER_MS = 1000;
 /** The blockedBy key of partitions waiting for deferral slots (no destination id is empty). */
 const DEFERRALS = '';
-/** While a range's destination is full (and not stalled), its tasks wait this long before looking again. */
-const RANGE_DRAIN_POLL_MS = 20;
+/**
+ * While a range's destination is full (and not stalled), or the group rebalances, or membership is
+ * unconfirmed, a range's run waits this long before looking again.
+ */
+const RANGE_WAIT_POLL_MS = 20;
 /** At most one "offset commit failed" line per this long (a failing commit is retried every commit interval). */
 const COMMIT_FAILURE_LOG_MS = 5000;
 
@@ -133,6 +136,11 @@ export class DeliveryConsumer {
    * once per assignment), and whether this instance sought it to a position of its own.
    */
   private readonly groupFloors = new Map<string, { offset: Promise<bigint | undefined>; ownPosition: boolean }>();
+  /**
+   * Since which assignment (its number) this member has held each partition without a break: a
+   * range's run goes on only while the tier partition holding the range record stays this member's.
+   */
+  private readonly heldSince = new Map<string, number>();
 
   constructor(private readonly opts: DeliveryConsumerOptions) {
     this.global = new ConcurrencyLimiter(opts.maxInFlight);
@@ -232,7 +240,7 @@ export class DeliveryConsumer {
         let deferral: (() => Promise<void>) | undefined;
         const { task, range } = record;
         if (range) {
-          deferral = () => this.releaseRange(range, tracker, message.offset);
+          deferral = () => this.releaseRange(range, topic, partition, tracker, message.offset);
         } else {
           // A destination that is not answering (every circuit open, or full and stalled): the task
           // waits in the retry tier without taking one of its request slots, and the partition keeps
@@ -479,11 +487,15 @@ export class DeliveryConsumer {
     }).finally(() => this.taskEnded());
   }
 
-  /** A range record that fell due; it is finished once every task in it reached an outcome or was deferred again. */
-  private async releaseRange(range: DeferredRange, tracker: OffsetTracker, offset: string): Promise<void> {
+  /**
+   * A range record that fell due (read from `topic`:`partition`, a tier); it is finished once every
+   * task in it reached an outcome or was deferred again, or what was left of it when shutdown cut
+   * its run short was written back.
+   */
+  private async releaseRange(range: DeferredRange, topic: string, partition: number, tracker: OffsetTracker, offset: string): Promise<void> {
     let done = false;
     try {
-      done = await this.runRange(range);
+      done = await this.runRange(range, topic, partition);
     } catch (err) {
       this.opts.logger.warn({ err, destinationId: range.destinationId, partition: range.partition, fromOffset: range.fromOffset }, 'deferred range left unfinished');
     } finally {
@@ -505,10 +517,19 @@ export class DeliveryConsumer {
    * The destination still refuses: the range is deferred again as it is, unread. Otherwise its tasks
    * are read from the delivery topic and run like tier records (their attempt count and deadline
    * are the range's); if the destination refuses again part-way, the rest is deferred as a range.
-   * Past the deadline every task is run, which dead-letters it unless its last attempt succeeds.
+   * Past the deadline every task is run, which dead-letters it.
+   *
+   * The range record's offset is one for all its tasks, so a run must not outlive this member's hold
+   * on the record's partition (`tierTopic`:`tierPartition`): the next owner runs the range again, and
+   * every task both sent would reach the receiver twice. While the group rebalances the run waits;
+   * it goes on if this member keeps the partition and stops if not. Shutdown stops it too, and
+   * writes what is left back to the tier (the member still commits): the next owner then sends
+   * only the tasks this one did not finish.
    */
-  private async runRange(range: DeferredRange): Promise<boolean> {
+  private async runRange(range: DeferredRange, tierTopic: string, tierPartition: number): Promise<boolean> {
     const { runner, clock } = this.opts;
+    const held = `${tierTopic}:${tierPartition}`;
+    const heldSince = this.heldSince.get(held);
     const refused = this.refusal(range.destinationId);
     if (refused && await runner.deferRangeAgain(range, refused)) return true;
     let records: FetchedRecord[];
@@ -529,14 +550,48 @@ export class DeliveryConsumer {
       while (!this.stopping && clock() < range.deadline) {
         refusing = this.refusal(range.destinationId);
         if (refusing || !this.destinationFull(range.destinationId)) break;
-        await sleep(RANGE_DRAIN_POLL_MS);
+        await sleep(RANGE_WAIT_POLL_MS);
       }
       if (refusing && await runner.deferRangeAgain({ ...range, fromOffset: Number(offset), tasks: tasks.length - i }, refusing)) break;
-      if (this.stopping || !(await this.acquireUnlessStopping())) { await Promise.all(runs); return false; }
+      if (this.stopping || !(await this.acquireUnlessStopping())) return this.cutShort(range, tierTopic, tasks, runs);
+      // Looked at with the slot in hand: waiting for one may have outlasted the hold.
+      const next = await this.rangeMayGoOn(held, heldSince);
+      if (next !== 'go') {
+        this.global.release();
+        return next === 'lost' ? false : this.cutShort(range, tierTopic, tasks, runs);
+      }
       this.active++;
       runs.push(this.runInSlots(resumedFromRange(task, range)));
     }
     return (await Promise.all(runs)).every(Boolean);
+  }
+
+  /**
+   * Whether a range's run may send its next task: 'go'; 'stop' once shutdown began; 'lost' once the
+   * partition holding the range record is no longer this member's without a break. While the group
+   * rebalances, or no heartbeat confirmed membership lately (a frozen or starved process), it waits.
+   */
+  private async rangeMayGoOn(held: string, heldSince: number | undefined): Promise<'go' | 'stop' | 'lost'> {
+    for (;;) {
+      if (this.stopping) return 'stop';
+      if (heldSince === undefined || this.heldSince.get(held) !== heldSince) return 'lost';
+      if (!this.handingOver && this.opts.clock() - this.lastHeartbeatOk < MEMBERSHIP_CHECK_MS) return 'go';
+      await sleep(RANGE_WAIT_POLL_MS);
+    }
+  }
+
+  /**
+   * Shutdown stopped a range's run after `runs.length` of its tasks: once those are over, the range
+   * from the first task that did not reach an outcome is written back to the tier it came from, due
+   * as it was (true: the original is finished). False (the whole range is run again) if that fails.
+   */
+  private async cutShort(range: DeferredRange, tierTopic: string, tasks: Array<{ offset: string }>, runs: Array<Promise<boolean>>): Promise<boolean> {
+    const outcomes = await Promise.all(runs);
+    const first = outcomes.indexOf(false);
+    const rest = first === -1 ? outcomes.length : first;
+    if (rest === tasks.length) return true;
+    await this.opts.runner.deferRangeRest(tierTopic, { ...range, fromOffset: Number(tasks[rest]!.offset), tasks: tasks.length - rest });
+    return true;
   }
 
   /**
@@ -680,6 +735,8 @@ export class DeliveryConsumer {
     }
     if (stayed) this.offsets.retainOnly(assigned);
     else this.offsets.clear();
+    for (const key of [...this.heldSince.keys()]) if (!stayed || !assigned.has(key)) this.heldSince.delete(key);
+    for (const key of assigned) if (!this.heldSince.has(key)) this.heldSince.set(key, this.assignments);
     if (this.opts.groupOffsets && assigned.size) {
       const offsets = this.opts.groupOffsets(Object.keys(assignment)).catch((err: unknown) => {
         this.opts.logger.warn({ err }, 'could not read the group offsets: partitions resume from the consumer\'s position');

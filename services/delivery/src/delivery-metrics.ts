@@ -20,7 +20,7 @@ export function deliveryMetrics(registry: Registry) {
     breakerOpen: new Gauge({ name: 'delivery_breaker_open', help: 'Endpoints (by destination) whose circuit is open or half-open', labelNames: ['destination'], registers: [registry] }),
     lag: new Gauge({ name: 'delivery_consumer_lag', help: 'Records between the consumed position and the high watermark, by topic', labelNames: ['topic'], registers: [registry] }),
     attemptRecords: new Counter({ name: 'delivery_attempt_records_total', help: 'Trace records of attempts (delivery-attempts topic): written, dropped_overflow (buffer full, oldest dropped), dropped_send_failed', labelNames: ['result'], registers: [registry] }),
-    deferredRanges: new Counter({ name: 'delivery_deferred_ranges_total', help: 'Ranges of deferred tasks (one tier record each): written (first deferral), deferred_again (still refusing when due), read (tasks run again), lost (no longer in the delivery topic)', labelNames: ['event'], registers: [registry] }),
+    deferredRanges: new Counter({ name: 'delivery_deferred_ranges_total', help: 'Ranges of deferred tasks (one tier record each): written (first deferral), deferred_again (still refusing when due), read (tasks run again), rest_written (what a shutdown left of a run, written back), lost (no longer in the delivery topic)', labelNames: ['event'], registers: [registry] }),
     waiting: new Gauge({ name: 'delivery_tier_waiting_partitions', help: 'Retry-tier partitions paused until their head record is due', registers: [registry] }),
   };
 }

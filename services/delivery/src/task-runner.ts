@@ -159,7 +159,7 @@ export class TaskRunner {
       destinationId: range.destinationId, topic: range.topic, partition: range.partition, fromOffset: Number(range.from), toOffset: Number(range.to),
       tasks: n, attempt: 1, firstAttemptAt: now, deadline: now + this.deps.policy.deadlineMs, notBefore: decision.notBefore, lastError: range.reasons.at(-1)!,
     };
-    await this.writeRange(decision.tier, record);
+    await this.writeRange(this.deps.topics.retry(decision.tier), record);
     this.deps.recordAttempt?.({
       destinationId: range.destinationId, sourceId: range.tasks[0]!.sourceId, messageIds: range.tasks.map((t) => t.messageId), error: record.lastError!,
       attempt: 1, at: now, nextTier: decision.tier, notBefore: decision.notBefore,
@@ -178,12 +178,22 @@ export class TaskRunner {
     this.deps.metrics.attempts.inc({ destination: range.destinationId, status_class: 'skipped' }, range.tasks);
     this.deps.metrics.retries.inc({ tier: String(decision.tier) }, range.tasks);
     this.deps.metrics.deferredRanges.inc({ event: 'deferred_again' });
-    await this.writeRange(decision.tier, { ...range, attempt: range.attempt + 1, notBefore: decision.notBefore, lastError: reason });
+    await this.writeRange(this.deps.topics.retry(decision.tier), { ...range, attempt: range.attempt + 1, notBefore: decision.notBefore, lastError: reason });
     return true;
   }
 
-  private writeRange(tier: number, record: DeferredRange): Promise<void> {
-    return this.write(this.deps.topics.retry(tier), `${record.destinationId}:range:${record.partition}`, this.deps.codec.encode('io.switchyard.pipeline.DeferredRange', record));
+  /**
+   * What is left of a range whose run shutdown cut short, written back unchanged (attempt, deadline,
+   * due time) to the tier topic it was read from: its key puts it in the same partition, behind the
+   * record it replaces.
+   */
+  async deferRangeRest(tierTopic: string, rest: DeferredRange): Promise<void> {
+    this.deps.metrics.deferredRanges.inc({ event: 'rest_written' });
+    await this.writeRange(tierTopic, rest);
+  }
+
+  private writeRange(topic: string, record: DeferredRange): Promise<void> {
+    return this.write(topic, `${record.destinationId}:range:${record.partition}`, this.deps.codec.encode('io.switchyard.pipeline.DeferredRange', record));
   }
 
   /**
