@@ -21,10 +21,12 @@ const HEARTBEAT_CHECK_MS = 100;
  */
 const MEMBERSHIP_CHECK_MS = 3000;
 /**
- * Offset commits failing this long (the group's coordinator lost with its broker): no new task is
- * sent until one succeeds, each partition looking again this often. Whatever is delivered and not
- * committed is sent again when the partitions move or the consumer restarts, which is how kafkajs
- * recovers from a lost coordinator: 15 % of events were sent twice in the cluster suite's broker kill.
+ * Offset commits failing this long (the group's coordinator lost with its broker), or one commit
+ * unanswered this long (kafkajs retries a commit for up to ~50 s while a new coordinator loads):
+ * no new task is sent until one succeeds, each partition looking again this often. Whatever is
+ * delivered and not committed is sent again when the partitions move or the consumer restarts,
+ * which is how kafkajs recovers from a lost coordinator: 15 % of events were sent twice in the
+ * cluster suite's broker kill.
  */
 const COMMIT_STALL_MS = 2000;
 const COMMIT_STALL_RECHECK_MS = 500;
@@ -121,6 +123,8 @@ export class DeliveryConsumer {
   private lastHeartbeatCheck = 0;
   /** Since when offset commits fail (undefined: the last one succeeded), and when that was last logged. */
   private commitFailingSince: number | undefined;
+  /** When the commit in flight (this.committing) was sent. */
+  private commitSentAt = 0;
   private commitFailureLoggedAt = 0;
   private commitFailures = 0;
   /** When a heartbeat last succeeded (kafkajs's HEARTBEAT event) or the group was last joined. */
@@ -231,7 +235,7 @@ export class DeliveryConsumer {
           this.waitUntilDue(topic, partition, message.offset, notBefore - now);
           return;
         }
-        if (this.commitFailingSince !== undefined && now - this.commitFailingSince >= COMMIT_STALL_MS) {
+        if (this.commitsStalled(now)) {
           this.waitUntilDue(topic, partition, message.offset, COMMIT_STALL_RECHECK_MS);
           return;
         }
@@ -432,6 +436,7 @@ export class DeliveryConsumer {
     if (this.stopping) return;
     this.commitWanted = false;
     this.lastCommitAt = this.opts.clock();
+    this.commitSentAt = this.lastCommitAt;
     this.committing = this.commit()
       .then(() => { this.commitFailingSince = undefined; this.commitFailures = 0; })
       .catch((err: unknown) => {
@@ -569,13 +574,15 @@ export class DeliveryConsumer {
   /**
    * Whether a range's run may send its next task: 'go'; 'stop' once shutdown began; 'lost' once the
    * partition holding the range record is no longer this member's without a break. While the group
-   * rebalances, or no heartbeat confirmed membership lately (a frozen or starved process), it waits.
+   * rebalances, no heartbeat confirmed membership lately (a frozen or starved process), or offset
+   * commits stall, it waits.
    */
   private async rangeMayGoOn(held: string, heldSince: number | undefined): Promise<'go' | 'stop' | 'lost'> {
     for (;;) {
       if (this.stopping) return 'stop';
       if (heldSince === undefined || this.heldSince.get(held) !== heldSince) return 'lost';
-      if (!this.handingOver && this.opts.clock() - this.lastHeartbeatOk < MEMBERSHIP_CHECK_MS) return 'go';
+      const now = this.opts.clock();
+      if (!this.handingOver && now - this.lastHeartbeatOk < MEMBERSHIP_CHECK_MS && !this.commitsStalled(now)) return 'go';
       await sleep(RANGE_WAIT_POLL_MS);
     }
   }
@@ -753,6 +760,12 @@ export class DeliveryConsumer {
     if (this.stopping) return;
     const stale = this.opts.consumer.paused().flatMap(({ topic, partitions }) => partitions.filter((p) => !this.resumeTimers.has(`${topic}:${p}`)).map((p) => ({ topic, partitions: [p] })));
     if (stale.length) this.opts.consumer.resume(stale);
+  }
+
+  /** Commits have failed, or the one in flight has gone unanswered, for COMMIT_STALL_MS. */
+  private commitsStalled(now: number): boolean {
+    if (this.commitFailingSince !== undefined && now - this.commitFailingSince >= COMMIT_STALL_MS) return true;
+    return this.committing !== undefined && now - this.commitSentAt >= COMMIT_STALL_MS;
   }
 
   private async commit(): Promise<void> {
