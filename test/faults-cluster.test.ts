@@ -40,6 +40,13 @@ import { uniquePrefix } from './support/stack.js';
  */
 const KILL_RESENDS = 0.05;
 const REBALANCE_RESENDS = 0.03;
+/**
+ * ... or this many, whichever is more: what one stopped, killed or frozen instance had answered and
+ * not yet committed (a few tasks; commits go out every 20 ms) is sent again by the next owner
+ * whatever the load. Reduced, a share is a handful: CI's SIGSTOP run counted 3 identify calls
+ * sent twice of 133 (2 % is 2.7), all three answered in the last moments before the freeze.
+ */
+const IN_FLIGHT_RESENDS = 5;
 
 /** Instances of each service between scenarios. */
 const INSTANCES = scale(2, 3);
@@ -186,12 +193,13 @@ describe('faults: a three-broker cluster, several instances of every service', {
       // re-sends after a request the receiver answered only past delivery's timeout (the catch-up
       // after an outage starves this two-core machine, and the receiver runs in this process:
       // at-least-once after a timeout, "after an answer that came past delivery's timeout").
+      const bound = (n: number) => (maxDuplicateShare === 0 ? 0 : Math.max(n * maxDuplicateShare, IN_FLIGHT_RESENDS));
       const redelivered = (events.redelivered ?? events.duplicated) - (events.resentAfterTimeout ?? 0);
-      assert.ok(redelivered <= events.acknowledged * maxDuplicateShare, `${redelivered} re-sent by delivery of ${events.acknowledged} beside those after a late answer (bound ${(maxDuplicateShare * 100).toFixed(1)} %)`);
+      assert.ok(redelivered <= bound(events.acknowledged), `${redelivered} re-sent by delivery of ${events.acknowledged} beside those after a late answer (bound ${(maxDuplicateShare * 100).toFixed(1)} %, at least ${IN_FLIGHT_RESENDS})`);
       assert.equal(identifies.lost, 0, `users without their identify call: ${identifies.lostSample.join(', ')}`);
       assert.equal(identifies.duplicateEmissions, 0, 'identify calls audiences emitted more than once');
       const identifiesResent = identifies.duplicated - (identifies.resentAfterTimeout ?? 0);
-      assert.ok(identifiesResent <= identifies.acknowledged * maxDuplicateShare, `${identifiesResent} identify calls delivered more than once beside those after a late answer`);
+      assert.ok(identifiesResent <= bound(identifies.acknowledged), `${identifiesResent} identify calls of ${identifies.acknowledged} delivered more than once beside those after a late answer (bound ${(maxDuplicateShare * 100).toFixed(1)} %, at least ${IN_FLIGHT_RESENDS})`);
     } catch (err) {
       failed = true;
       throw err;

@@ -372,7 +372,7 @@ export class DeliveryConsumer {
    * (bounded), commits what finished, and only then leaves the group: commits need membership, and
    * whatever finished but was not committed would be delivered again by the next owner.
    */
-  async stop(drainMs = 20_000): Promise<void> {
+  async stop(drainMs = 15_000, commitMs = 5_000): Promise<void> {
     const { consumer } = this.opts;
     this.stopping = true;
     for (const timer of this.resumeTimers.values()) clearTimeout(timer);
@@ -383,8 +383,14 @@ export class DeliveryConsumer {
     if (this.active > 0) await Promise.race([this.whenIdle(), deadline]);
     clearTimeout(this.commitTimer);
     this.commitTimer = undefined;
-    await this.committing;
-    await this.commit().catch((err: unknown) => this.opts.logger.warn({ err }, 'final offset commit failed'));
+    // Bounded: kafkajs retries a commit for up to ~50 s (a coordinator moving), and the whole stop
+    // must fit the shutdown step's 25 s. What is left uncommitted is sent again by the next owner.
+    let timer: NodeJS.Timeout | undefined;
+    const final = (async () => { await this.committing; await this.commit(); })()
+      .catch((err: unknown) => this.opts.logger.warn({ err }, 'final offset commit failed'));
+    const unanswered = new Promise<void>((r) => { timer = setTimeout(() => { this.opts.logger.warn({ waitedMs: commitMs }, 'final offset commit unanswered: leaving the group without it'); r(); }, commitMs); });
+    await Promise.race([final, unanswered]);
+    clearTimeout(timer);
     await consumer.stop();
   }
 
