@@ -528,7 +528,7 @@ export class DeliveryConsumer {
    * The destination still refuses: the range is deferred again as it is, unread. Otherwise its tasks
    * are read from the delivery topic and run like tier records (their attempt count and deadline
    * are the range's); if the destination refuses again part-way, the rest is deferred as a range.
-   * Past the deadline every task is run, which dead-letters it.
+   * Past the deadline every task is run, which dead-letters it unless its last attempt succeeds.
    *
    * The range record's offset is one for all its tasks, so a run must not outlive this member's hold
    * on the record's partition (`tierTopic`:`tierPartition`): the next owner runs the range again, and
@@ -596,7 +596,8 @@ export class DeliveryConsumer {
   /**
    * Shutdown stopped a range's run after `runs.length` of its tasks: once those are over, the range
    * from the first task that did not reach an outcome is written back to the tier it came from, due
-   * as it was (true: the original is finished). False (the whole range is run again) if that fails.
+   * as it was (true: the original is finished). If that write fails the original stays unfinished,
+   * and its next owner runs the whole range again.
    */
   private async cutShort(range: DeferredRange, tierTopic: string, tasks: Array<{ offset: string }>, runs: Array<Promise<boolean>>): Promise<boolean> {
     const outcomes = await Promise.all(runs);
