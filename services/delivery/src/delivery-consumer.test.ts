@@ -208,17 +208,22 @@ describe('DeliveryConsumer deferrals', () => {
   });
 });
 
+/**
+ * Records `dest:n` (a fresh task) or `range:…` (a DeferredRange of dest `hung` over offsets 5–8 of the
+ * delivery topic, in a tier; the tests' readRange gives hung:5, ok:6, hung:8).
+ */
+const rangeCodec = {
+  decodeKnown: (value: Buffer) => {
+    const [destinationId, n] = value.toString().split(':');
+    if (destinationId === 'range') {
+      return { name: 'io.switchyard.pipeline.DeferredRange', value: { destinationId: 'hung', topic: TOPIC, partition: 0, fromOffset: 5, toOffset: 8, tasks: 2, attempt: 1, firstAttemptAt: 1, deadline: Date.now() + 60_000, notBefore: null, lastError: 'circuit_open' } };
+    }
+    return { name: 'io.switchyard.pipeline.DeliveryTask', value: { taskId: `m${n}:${destinationId}`, destinationId, attempt: 0, firstAttemptAt: null, pendingUrls: null, notBefore: null } };
+  },
+} as unknown as AvroCodec;
+
 describe('DeliveryConsumer deferred ranges', () => {
-  /** Records `dest:n` (a fresh task) or `range:…` (a DeferredRange of dest `hung`, tier topic). */
-  const codec = {
-    decodeKnown: (value: Buffer) => {
-      const [destinationId, n] = value.toString().split(':');
-      if (destinationId === 'range') {
-        return { name: 'io.switchyard.pipeline.DeferredRange', value: { destinationId: 'hung', topic: TOPIC, partition: 0, fromOffset: 5, toOffset: 8, tasks: 3, attempt: 1, firstAttemptAt: 1, deadline: Date.now() + 60_000, notBefore: null, lastError: 'circuit_open' } };
-      }
-      return { name: 'io.switchyard.pipeline.DeliveryTask', value: { taskId: `m${n}:${destinationId}`, destinationId, attempt: 0, firstAttemptAt: null, pendingUrls: null, notBefore: null } };
-    },
-  } as unknown as AvroCodec;
+  const codec = rangeCodec;
   const batch = (topic: string, values: string[], first = 5) => ({
     batch: { topic, partition: 0, messages: values.map((v, i) => ({ offset: String(first + i), value: Buffer.from(v) })), offsetLag: () => '0' },
     resolveOffset: () => undefined, heartbeat: async () => undefined, isRunning: () => true, isStale: () => false,
@@ -284,16 +289,7 @@ describe('DeliveryConsumer deferred ranges', () => {
 });
 
 describe('DeliveryConsumer: a range run and its hold on the tier partition', () => {
-  /** `range:…` is a DeferredRange of dest `hung` over offsets 5–8 of the delivery topic; read back, it holds hung:5, ok:6, hung:8. */
-  const codec = {
-    decodeKnown: (value: Buffer) => {
-      const [destinationId, n] = value.toString().split(':');
-      if (destinationId === 'range') {
-        return { name: 'io.switchyard.pipeline.DeferredRange', value: { destinationId: 'hung', topic: TOPIC, partition: 0, fromOffset: 5, toOffset: 8, tasks: 2, attempt: 1, firstAttemptAt: 1, deadline: Date.now() + 60_000, notBefore: null, lastError: 'circuit_open' } };
-      }
-      return { name: 'io.switchyard.pipeline.DeliveryTask', value: { taskId: `m${n}:${destinationId}`, destinationId, attempt: 0, firstAttemptAt: null, pendingUrls: null, notBefore: null } };
-    },
-  } as unknown as AvroCodec;
+  const codec = rangeCodec;
   const TIER = 'tier-1';
 
   /** One global slot, so the range's second task waits for the first; each request answers when the test says. */
