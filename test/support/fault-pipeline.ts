@@ -30,12 +30,14 @@ interface Slot {
 }
 
 /**
- * An exit other than 0 with the instance's last warnings and errors, so that a failed assertion on
- * exits says what went wrong (CI keeps only the test output).
+ * An exit other than 0 with the instance's last errors (or warnings, if it logged no error), so that
+ * a failed assertion on exits says what went wrong (CI keeps only the test output).
  */
 function explained(role: Role, index: number, svc: RunningService, exit: number | string): number | string {
   if (exit === 0 || exit === 'SIGKILL') return exit;
-  const lines = svc.proc.output.filter((line) => /"level":"(warn|error|fatal)"/.test(line)).slice(-6).map((line) => line.slice(0, 400));
+  // Errors first (a shutdown step that failed logs "close failed"); kafkajs warns a lot besides.
+  const errors = svc.proc.output.filter((line) => /"level":"(error|fatal)"/.test(line));
+  const lines = (errors.length ? errors : svc.proc.output.filter((line) => line.includes('"level":"warn"'))).slice(-6).map((line) => line.slice(0, 400));
   return `${exit} (${role} #${index + 1}): ${lines.join('\n') || 'no warning or error logged'}`;
 }
 
