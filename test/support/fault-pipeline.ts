@@ -30,14 +30,18 @@ interface Slot {
 }
 
 /**
- * An exit other than 0 with the instance's last errors (or warnings, if it logged no error), so that
- * a failed assertion on exits says what went wrong (CI keeps only the test output).
+ * An exit other than 0 with what the instance logged last of its worst (a failed shutdown step, else
+ * errors, else warnings), so that a failed assertion on exits says what went wrong (CI keeps only
+ * the test output).
  */
 function explained(role: Role, index: number, svc: RunningService, exit: number | string): number | string {
   if (exit === 0 || exit === 'SIGKILL') return exit;
-  // Errors first (a shutdown step that failed logs "close failed"); kafkajs warns a lot besides.
-  const errors = svc.proc.output.filter((line) => /"level":"(error|fatal)"/.test(line));
-  const lines = (errors.length ? errors : svc.proc.output.filter((line) => line.includes('"level":"warn"'))).slice(-6).map((line) => line.slice(0, 400));
+  // A failed shutdown step ("close failed") or a fatal error first, then errors, then warnings:
+  // kafkajs logs many of both during faults.
+  const first = [/"msg":"close failed"|"level":"fatal"/, /"level":"error"/, /"level":"warn"/]
+    .map((pattern) => svc.proc.output.filter((line) => pattern.test(line)))
+    .find((found) => found.length) ?? [];
+  const lines = first.slice(-6).map((line) => line.slice(0, 400));
   return `${exit} (${role} #${index + 1}): ${lines.join('\n') || 'no warning or error logged'}`;
 }
 
