@@ -252,9 +252,28 @@ describe('DeliveryConsumer deferred ranges', () => {
     assert.deepEqual(consumer.commits.at(-1), [{ topic: TOPIC, partition: 0, offset: '9' }]);
   });
 
+  /** A consumer holding delivery-topic and tier-1 partition 0 that has read one range record of tier-1 (offset 40); the range reads back hung:5, ok:6, hung:8. */
+  async function rangeFellDue(runner: TaskRunner) {
+    const consumer = new FakeConsumer();
+    const read: Array<[number, bigint, bigint]> = [];
+    const delivery = new DeliveryConsumer({
+      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, 'tier-1'], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry()),
+      logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
+      setAside: async () => undefined,
+      readRange: async (partition, from, to) => {
+        read.push([partition, from, to]);
+        return ['hung:5', 'ok:6', 'hung:8'].map((v, i) => ({ offset: String([5, 6, 8][i]), key: Buffer.from(`${v.split(':')[0]}:u`), value: Buffer.from(v) }));
+      },
+    });
+    await delivery.start();
+    consumer.join('member-1', { [TOPIC]: [0], 'tier-1': [0] });
+    await consumer.eachBatch!(batch('tier-1', ['range:x'], 40));
+    await new Promise((r) => setTimeout(r, 30));
+    return { consumer, read };
+  }
+
   it('a range that fell due is deferred again while its destination refuses, else read back and its tasks run with its attempt count', async () => {
     for (const refusing of [true, false]) {
-      const consumer = new FakeConsumer();
       const sent: DeliveryTask[] = [];
       let again = 0;
       const runner = {
@@ -263,20 +282,7 @@ describe('DeliveryConsumer deferred ranges', () => {
         deferRangeAgain: async () => { again++; return true; },
         run: async (t: DeliveryTask) => { sent.push(t); },
       } as unknown as TaskRunner;
-      const read: Array<[number, bigint, bigint]> = [];
-      const delivery = new DeliveryConsumer({
-        consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, 'tier-1'], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry()),
-        logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
-        setAside: async () => undefined,
-        readRange: async (partition, from, to) => {
-          read.push([partition, from, to]);
-          return ['hung:5', 'ok:6', 'hung:8'].map((v, i) => ({ offset: String([5, 6, 8][i]), key: Buffer.from(`${v.split(':')[0]}:u`), value: Buffer.from(v) }));
-        },
-      });
-      await delivery.start();
-      consumer.join('member-1', { [TOPIC]: [0], 'tier-1': [0] });
-      await consumer.eachBatch!(batch('tier-1', ['range:x'], 40));
-      await new Promise((r) => setTimeout(r, 30));
+      const { consumer, read } = await rangeFellDue(runner);
       if (refusing) {
         assert.deepEqual([again, read.length, sent.length], [1, 0, 0], 'deferred again, unread');
       } else {
@@ -285,6 +291,22 @@ describe('DeliveryConsumer deferred ranges', () => {
       }
       assert.deepEqual(consumer.commits.at(-1), [{ topic: 'tier-1', partition: 0, offset: '41' }]);
     }
+  });
+
+  it('past its deadline, a range whose destination refuses is dead-lettered task by task without a request', async () => {
+    const sent: string[] = [];
+    const deferred: Array<[string, string, number]> = [];
+    const runner = {
+      circuitOpen: () => false,
+      destinationRefuses: () => true,
+      deferRangeAgain: async () => false, // no time left: the policy says dead letter
+      defer: async (t: DeliveryTask, reason: string) => { deferred.push([t.taskId, reason, t.attempt]); },
+      run: async (t: DeliveryTask) => { sent.push(t.taskId); },
+    } as unknown as TaskRunner;
+    const { consumer } = await rangeFellDue(runner);
+    assert.deepEqual(sent, []);
+    assert.deepEqual(deferred, [['m5:hung', 'circuit_open', 1], ['m8:hung', 'circuit_open', 1]], 'each with the range\'s attempt count, for defer() to dead-letter');
+    assert.deepEqual(consumer.commits.at(-1), [{ topic: 'tier-1', partition: 0, offset: '41' }]);
   });
 });
 

@@ -538,7 +538,7 @@ export class DeliveryConsumer {
    * only the tasks this one did not finish.
    */
   private async runRange(range: DeferredRange, tierTopic: string, tierPartition: number): Promise<boolean> {
-    const { runner, clock } = this.opts;
+    const { runner } = this.opts;
     const held = `${tierTopic}:${tierPartition}`;
     const heldSince = this.heldSince.get(held);
     const refused = this.refusal(range.destinationId);
@@ -557,13 +557,22 @@ export class DeliveryConsumer {
     const tasks = await this.tasksOfRange(records, range);
     const runs: Array<Promise<boolean>> = [];
     for (const [i, { offset, task }] of tasks.entries()) {
+      // Room in the destination's queue, or a refusal. Past the deadline too: sent at once, each
+      // task held a global slot while it queued for the destination's.
       let refusing: DeferReason | undefined;
-      while (!this.stopping && clock() < range.deadline) {
+      while (!this.stopping) {
         refusing = this.refusal(range.destinationId);
         if (refusing || !this.destinationFull(range.destinationId)) break;
         await sleep(RANGE_WAIT_POLL_MS);
       }
       if (refusing && await runner.deferRangeAgain({ ...range, fromOffset: Number(offset), tasks: tasks.length - i }, refusing)) break;
+      if (refusing) {
+        // Past the deadline, refused: dead-lettered (reason deadline) without a request or a slot.
+        const next = await this.rangeMayGoOn(held, heldSince);
+        if (next !== 'go') return next === 'lost' ? false : this.cutShort(range, tierTopic, tasks, runs);
+        runs.push(this.deadLetterRefused(resumedFromRange(task, range), refusing));
+        continue;
+      }
       if (this.stopping || !(await this.acquireUnlessStopping())) return this.cutShort(range, tierTopic, tasks, runs);
       // Looked at with the slot in hand: waiting for one may have outlasted the hold.
       const next = await this.rangeMayGoOn(held, heldSince);
@@ -575,6 +584,17 @@ export class DeliveryConsumer {
       runs.push(this.runInSlots(resumedFromRange(task, range)));
     }
     return (await Promise.all(runs)).every(Boolean);
+  }
+
+  /** A range's task past its deadline whose destination refuses: defer() finds no time left and dead-letters it. */
+  private async deadLetterRefused(task: DeliveryTask, reason: DeferReason): Promise<boolean> {
+    try {
+      await this.opts.runner.defer(task, reason);
+      return true;
+    } catch (err) {
+      this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished');
+      return false;
+    }
   }
 
   /**
