@@ -77,6 +77,10 @@ const serviceEnv: NodeJS.ProcessEnv = {};
 /** The Kafka processes this run started (none on a reused stack), whose CPU some rows report. */
 const brokerPids: number[] = [];
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
+/** Warm-up loads stop once one is no more than this much faster than the one before... */
+const WARM_STEADY = 0.05;
+/** ...or after this many. */
+const WARM_MAX_LOADS = 4;
 const round = (n: number, d = 0) => (Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : n);
 /** A hop as p50/p99 ms. */
 const hop = (q: { p50: number; p99: number }) => `${round(q.p50)}/${round(q.p99)}`;
@@ -287,14 +291,6 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
   if (ingest) {
     log('starting fanout and delivery');
     await Promise.all([p1.start('fanout'), p1.start('delivery')]);
-    // Warm-up through the whole chain, not measured: as many events as a measured round. With a
-    // third of that, the rounds after it still sped up one after another (6 860, 7 658, 8 414/s in
-    // session 11's full run; every full run since session 9 had its slowest round first): the
-    // services' JIT and young generation, delivery's connections, the fresh broker's JIT.
-    const warm = batchRequests(runId, 'warm-e2e', Math.max(20, Math.ceil(s.e2eEvents / s.batchSize)), s.batchSize);
-    await runLoad({ origin: ingest.url, path: '/v1/batch', headers: basicAuth(sMain), requests: warm, concurrency: s.ingestConcurrency });
-    await rMain.waitForAll(warm.flatMap((x) => x.ids), s.deliverTimeoutMs);
-    rMain.reset();
   }
 
   /**
@@ -351,6 +347,21 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
     }
   };
 
+  // Warm-up through the whole chain, not measured: saturation loads of a measured round's size until
+  // one is within WARM_STEADY of the one before (at most WARM_MAX_LOADS). One load was not enough:
+  // seven measured rounds after it ran at 5 892, 6 986, 7 860, 7 557, 7 957, 7 776 and 7 949/s
+  // (session 14), still rising for two. What warms: the services' JIT and heaps, delivery's
+  // connections, the fresh broker's JIT.
+  const warmRates: number[] = [];
+  if (ingest) {
+    for (let k = 0; k < WARM_MAX_LOADS; k++) {
+      warmRates.push((await saturate(sMain, rMain, `warm-e2e${k}`, s.e2eEvents)).rate);
+      const [prev, last] = warmRates.slice(-2);
+      if (prev !== undefined && last! <= prev * (1 + WARM_STEADY)) break;
+    }
+    log(`warm-up: ${warmRates.map((r) => round(r)).join(', ')} delivered/s`);
+  }
+
   // ---- end to end at saturation --------------------------------------------------------------
   let eRate = NaN;
   if (only.has('e2e')) {
@@ -361,7 +372,7 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
     const e = runs.find((x) => x.rate === eRate) ?? runs[0]!;
     rows.push({
       scenario: 'end to end at saturation', value: eRate, unit: 'delivered/s', baseline: { name: 'min((a),(b))', value: minAB }, ratio: eRate / minAB, target: '≥ 0.5', met: eRate / minAB >= 0.5, verified: runs.every((x) => x.ok),
-      details: { events: e.events, roundRates: runs.map((x) => round(x.rate)).join('/'), ingestAcceptedPerS: e.ingestAcceptedPerS, duplicates: runs.reduce((n, x) => n + x.duplicates, 0), benchCpu: e.benchCpu, ...e.cpuPerEvent }, rssMb: rss(),
+      details: { events: e.events, roundRates: runs.map((x) => round(x.rate)).join('/'), warmUpRates: warmRates.map((x) => round(x)).join('/'), ingestAcceptedPerS: e.ingestAcceptedPerS, duplicates: runs.reduce((n, x) => n + x.duplicates, 0), benchCpu: e.benchCpu, ...e.cpuPerEvent }, rssMb: rss(),
     });
   }
 
@@ -480,6 +491,9 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
     // Hung tasks of earlier rounds that fell due during a "beside" round and were deferred again
     // (first tier 10 s, so the tasks of round k come back during round k + 1): work on top of the round's own.
     const redeferred: number[] = [];
+    // Each service's CPU per healthy event (µs), alone and beside: where the hung neighbour's tasks cost.
+    const cpuAlone: Array<Record<string, number>> = [];
+    const cpuBeside: Array<Record<string, number>> = [];
     const tier2Retries = async () => (await scrapeSums(p1.services.find((x) => x.name === 'delivery')!.url, ['delivery_retries_total{tier="2"}']))['delivery_retries_total{tier="2"}']!;
     let ok = true;
     for (let k = 0; k < s.rounds; k++) {
@@ -489,6 +503,7 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
       const h = await saturate(sPair, rBeside, `beside${k}`, s.isolationEvents);
       redeferred.push((await tier2Retries()) - before);
       alone.push(a.rate); duo.push(d.rate); hung.push(h.rate);
+      cpuAlone.push(a.cpuPerEvent); cpuBeside.push(h.cpuPerEvent);
       ok &&= a.ok && d.ok && h.ok;
     }
     const vsAlone = median(hung.map((h, k) => h / alone[k]!));
@@ -500,6 +515,7 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
         events: s.isolationEvents, roundRatios: hung.map((h, k) => round(h / alone[k]!, 2)).join('/'),
         roundRates: hung.map((h, k) => `${round(alone[k]!)}/${round(duo[k]!)}/${round(h)}`).join(' '), redeferredDuringBeside: redeferred.join('/'),
         hungRequests: rHang.requests(), ...settings,
+        cpuUsAloneVsBeside: Object.keys(cpuAlone[0] ?? {}).map((k) => `${k.replace('CpuUs', '')} ${round(median(cpuAlone.map((c) => c[k]!)))}/${round(median(cpuBeside.map((c) => c[k]!)))}`).join(', '),
       },
       rssMb: rss(),
     });
