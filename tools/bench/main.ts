@@ -327,6 +327,9 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
     const watcher = await new HopWatcher(ref, p1.topics.deliveryAttempts).start();
     const statsOf = () => Promise.all(p1.services.map((x) => scrapeStats(x.url)));
     const stats0 = await statsOf();
+    // The bench's own event loop: it takes the acknowledgements and the arrivals, so its lag is in both.
+    const benchLoop = monitorEventLoopDelay({ resolution: 1 });
+    benchLoop.enable();
     try {
       const res = await runLoad({ origin: ingest!.url, path: '/v1/batch', headers: basicAuth(src), requests: reqs, concurrency: s.ingestConcurrency * 4, intervalMs: (1000 * batchSize) / ratePerS });
       const ok = await r.waitForAll(ids, s.deliverTimeoutMs).then(() => res.errors === 0, () => false);
@@ -339,10 +342,12 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
         p50ms: quantile(latencies, 0.5), p99ms: quantile(latencies, 0.99), p999ms: quantile(latencies, 0.999), ingestP99ms: quantile(res.latencies, 0.99),
         hops: summariseHops(ids, res.acks, r.arrivals, watcher.times),
         services: Object.fromEntries(p1.services.map((x, i) => [x.name, statsNote(stats0[i]!, stats1[i]!)])),
+        benchLoopMs: `${round(benchLoop.percentile(50) / 1e6, 1)}/${round(benchLoop.percentile(99) / 1e6, 1)}/${round(benchLoop.max / 1e6, 1)}`,
       };
       r.reset();
       return result;
     } finally {
+      benchLoop.disable();
       await watcher.stop();
     }
   };
@@ -429,7 +434,7 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
           // Each hop as p50/p99 ms: ingest (receipt → 200), → fan-out (200 → tasks decided),
           // → delivery (decided → first request: transaction commit, fetch, dispatch), http (→ arrival).
           hopIngest: hop(h.ingest), hopFanout: hop(h.toFanout), hopDelivery: hop(h.toDelivery), hopHttp: hop(h.http), hopSamples: h.samples,
-          ...l.services,
+          ...l.services, benchLoopMs: l.benchLoopMs,
         },
         rssMb: rss(),
       });
