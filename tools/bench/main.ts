@@ -377,7 +377,7 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
   // ---- end to end at saturation --------------------------------------------------------------
   // In paired rounds with baseline (b), back to back, the order alternating (as ingest and (c)): a
   // single (b) taken minutes before the chain's rounds compared two different moments of a machine
-  // whose speed drifts by a fifth (delivery's CPU per task 60–78 µs in one session's runs).
+  // whose speed drifts by a third or more (delivery's CPU per task 60–78 µs in one session's runs).
   let eRate = NaN;
   if (only.has('e2e')) {
     log(`end to end at saturation, ${s.rounds} round(s) paired with baseline (b): ${s.e2eEvents} events each`);
