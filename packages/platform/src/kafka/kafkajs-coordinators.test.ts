@@ -103,20 +103,4 @@ describe('kafkajs coordinator lookups', () => {
     await assert.rejects(retryConcurrentTransactions(async () => { tries++; throw createErrorFromCode(47); }, [1, 1]));
     assert.equal(tries, 1);
   });
-
-  it("sends one transactional id's AddPartitionsToTxn and AddOffsetsToTxn one at a time, other ids' alongside", async () => {
-    let inFlight = 0;
-    let most = 0;
-    const b = broker(1, async () => {
-      most = Math.max(most, ++inFlight);
-      await new Promise((resolve) => setTimeout(resolve, 5));
-      inFlight--;
-      return {};
-    });
-    const send = (request: string, transactionalId: string) => Broker.prototype[request]!.call(b, { transactionalId });
-    await Promise.all([send('addPartitionsToTxn', 't'), send('addOffsetsToTxn', 't'), send('addPartitionsToTxn', 't')]);
-    assert.equal(most, 1);
-    await Promise.all([send('addPartitionsToTxn', 't'), send('addOffsetsToTxn', 'u')]);
-    assert.equal(most, 2);
-  });
 });

@@ -12,10 +12,6 @@
 //   its client's retry time: 200-300 ms by default, 10 ms and up for the exactly-once stages'
 //   transactional client (pipeline.ts, TRANSACTION_RETRY). Here the refused request alone is tried
 //   again from 2 ms, as the Java client does, before kafkajs's own retry takes over.
-// - AddPartitionsToTxn and AddOffsetsToTxn of one transaction sent at once are refused too: the
-//   coordinator is still writing the first when the second arrives. Here they wait for each other,
-//   so a caller may send a transaction's offsets while its records are still being written
-//   (kafka/transaction.ts does).
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -76,20 +72,6 @@ function cacheOf(cluster: object): CoordinatorCache {
   return cache;
 }
 
-/** The last AddPartitionsToTxn / AddOffsetsToTxn of each transactional id (settled or not). */
-const coordinatorWrites = new Map<string, Promise<unknown>>();
-
-/** Sends a request that changes a transaction's state at its coordinator after the id's previous one ended. */
-function afterPreviousWrite<T>(transactionalId: unknown, send: () => Promise<T>): Promise<T> {
-  if (typeof transactionalId !== 'string') return send();
-  const previous = coordinatorWrites.get(transactionalId) ?? Promise.resolve();
-  const run = previous.then(send, send);
-  const tail = run.catch(() => undefined);
-  coordinatorWrites.set(transactionalId, tail);
-  void tail.then(() => { if (coordinatorWrites.get(transactionalId) === tail) coordinatorWrites.delete(transactionalId); });
-  return run;
-}
-
 function isConcurrentTransactions(err: unknown): boolean {
   return (err as { type?: string }).type === 'CONCURRENT_TRANSACTIONS';
 }
@@ -142,9 +124,7 @@ export function installCoordinatorCache(): void {
     const quickRetry = name === 'addPartitionsToTxn' || name === 'addOffsetsToTxn';
     Broker.prototype[name] = async function (this: BrokerInternals, ...args: unknown[]) {
       try {
-        if (!quickRetry) return await request.apply(this, args);
-        const { transactionalId } = (args[0] ?? {}) as { transactionalId?: unknown };
-        return await afterPreviousWrite(transactionalId, () => retryConcurrentTransactions(() => request.apply(this, args)));
+        return quickRetry ? await retryConcurrentTransactions(() => request.apply(this, args)) : await request.apply(this, args);
       } catch (err) {
         if (!isConcurrentTransactions(err)) cacheOfBroker.get(this)?.forgetNode(this.nodeId);
         throw err;

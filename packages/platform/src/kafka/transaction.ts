@@ -26,7 +26,7 @@ const CHUNK = 500;
  */
 export async function commitInTransaction(producer: Producer, records: TransactionRecord[], positions: ConsumedPosition[] = []): Promise<void> {
   const txn = await producer.transaction();
-  const sendRecords = async (): Promise<void> => {
+  try {
     for (let i = 0; i < records.length; i += CHUNK) {
       const byTopic = new Map<string, Message[]>();
       for (const r of records.slice(i, i + CHUNK)) {
@@ -36,18 +36,9 @@ export async function commitInTransaction(producer: Producer, records: Transacti
       }
       await txn.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
     }
-  };
-  const sendPositions = async (): Promise<void> => {
     for (const [groupId, topics] of groupPositions(positions)) {
       await txn.sendOffsets({ consumerGroupId: groupId, topics: [...topics].map(([topic, partitions]) => ({ topic, partitions })) });
     }
-  };
-  try {
-    // Positions are sent while the records are written: a round trip or two less before EndTxn.
-    // Their AddOffsetsToTxn waits for the records' AddPartitionsToTxn (kafkajs-coordinators.ts).
-    const sent = await Promise.allSettled([sendRecords(), sendPositions()]);
-    const failed = sent.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed) throw failed.reason;
     await txn.commit();
   } catch (err) {
     await txn.abort().catch(() => undefined);
