@@ -81,6 +81,8 @@ const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 const WARM_STEADY = 0.05;
 /** ...or after this many. */
 const WARM_MAX_LOADS = 4;
+/** Latency rows at this rate and above run `rounds` loads; the slower ones are long enough alone (60 s at 5/s). */
+const LATENCY_ROUNDS_FROM_RATE = 500;
 const round = (n: number, d = 0) => (Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : n);
 /** A hop as p50/p99 ms. */
 const hop = (q: { p50: number; p99: number }) => `${round(q.p50)}/${round(q.p99)}`;
@@ -346,7 +348,7 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
       const last = Math.max(...ids.map((id) => r.arrivals.get(id) ?? 0));
       const result = {
         ok, batchSize, offered: ids.length / ((res.endedAt - res.startedAt) / 1000), delivered: countArrived(ids, r.arrivals) / ((last - res.startedAt) / 1000),
-        p50ms: quantile(latencies, 0.5), p99ms: quantile(latencies, 0.99), p999ms: quantile(latencies, 0.999), ingestP99ms: quantile(res.latencies, 0.99),
+        latencies, p50ms: quantile(latencies, 0.5), p99ms: quantile(latencies, 0.99), p999ms: quantile(latencies, 0.999), ingestP99ms: quantile(res.latencies, 0.99),
         hops: summariseHops(ids, res.acks, r.arrivals, watcher.times),
         services: Object.fromEntries(p1.services.map((x, i) => [x.name, statsNote(stats0[i]!, stats1[i]!)])),
         benchLoopMs: `${round(benchLoop.percentile(50) / 1e6, 1)}/${round(benchLoop.percentile(99) / 1e6, 1)}/${round(benchLoop.max / 1e6, 1)}`,
@@ -438,18 +440,27 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
   }
 
   // ---- end to end latency against rate: light, moderate, heavy, and 50 % of saturation ---------
+  // The rows from 500/s up run in rounds: one load of 20 000 events at 4 000/s lasts 5 s, and one
+  // broker log roll or major GC in those seconds was the whole of a run's p99 (session 15: 53/307 ms
+  // in one run, 26/96 in the next, same code). The row reports the median round, by p99; the notes
+  // give every round and all rounds' samples pooled.
   if (only.has('latency')) {
     for (const { rate: wanted, events } of s.latencyRates) {
       const rate = wanted === 'half' ? eRate / 2 : wanted;
       const name = wanted === 'half' ? `50% of saturation (${round(rate)}/s)` : `${rate}/s`;
-      log(`end to end latency at ${name}: ${events} events`);
-      const l = await paced(sMain, rMain, `lat${round(rate)}`, events, rate);
+      const rounds = rate >= LATENCY_ROUNDS_FROM_RATE ? s.rounds : 1;
+      log(`end to end latency at ${name}: ${rounds} round(s) of ${events} events`);
+      const runs: Array<Awaited<ReturnType<typeof paced>>> = [];
+      for (let k = 0; k < rounds; k++) runs.push(await paced(sMain, rMain, `lat${round(rate)}r${k}`, events, rate));
+      const l = [...runs].sort((x, y) => x.p99ms - y.p99ms)[(runs.length - 1) >> 1]!;
+      const pooled = runs.flatMap((x) => x.latencies);
       const h = l.hops;
       const met = l.p50ms <= 30 && l.p99ms <= 150;
       rows.push({
-        scenario: `end to end latency at ${name}`, value: l.p99ms, unit: 'ms p99', target: 'p50 ≤ 30, p99 ≤ 150', met, verified: l.ok,
+        scenario: `end to end latency at ${name}`, value: l.p99ms, unit: 'ms p99', target: 'p50 ≤ 30, p99 ≤ 150', met, verified: runs.every((x) => x.ok),
         details: {
           rate: l.offered, batch: l.batchSize, p50ms: l.p50ms, p99ms: l.p99ms, p999ms: l.p999ms, ingestP99ms: l.ingestP99ms,
+          ...(rounds > 1 ? { roundP50P99: runs.map((x) => `${x.p50ms}/${x.p99ms}`).join(' '), pooledP50P99: `${quantile(pooled, 0.5)}/${quantile(pooled, 0.99)}` } : {}),
           // Each hop as p50/p99 ms: ingest (receipt → 200), → fan-out (200 → tasks decided),
           // → delivery (decided → first request: transaction commit, fetch, dispatch), http (→ arrival).
           hopIngest: hop(h.ingest), hopFanout: hop(h.toFanout), hopDelivery: hop(h.toDelivery), hopHttp: hop(h.http), hopSamples: h.samples,
