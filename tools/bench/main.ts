@@ -80,7 +80,7 @@ const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 /** Warm-up loads stop once one is no more than this much faster than the one before... */
 const WARM_STEADY = 0.05;
 /** ...or after this many. */
-const WARM_MAX_LOADS = 4;
+const WARM_MAX_LOADS = 6;
 /** Latency rows at this rate and above run `rounds` loads; the slower ones are long enough alone (60 s at 5/s). */
 const LATENCY_ROUNDS_FROM_RATE = 500;
 const round = (n: number, d = 0) => (Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : n);
@@ -364,8 +364,9 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
   // Warm-up through the whole chain, not measured: saturation loads of a measured round's size until
   // one is within WARM_STEADY of the one before (at most WARM_MAX_LOADS). One load was not enough:
   // seven measured rounds after it ran at 5 892, 6 986, 7 860, 7 557, 7 957, 7 776 and 7 949/s
-  // (session 14), still rising for two. What warms: the services' JIT and heaps, delivery's
-  // connections, the fresh broker's JIT.
+  // (session 14), still rising for two. Four at most were not enough either: 6 059, 7 301, 8 493,
+  // 9 266/s, then rounds of 9 160, 9 732 and 10 139/s (session 15). What warms: the services' JIT
+  // and heaps, delivery's connections, the fresh broker's JIT.
   const warmRates: number[] = [];
   if (ingest) {
     for (let k = 0; k < WARM_MAX_LOADS; k++) {
