@@ -7,6 +7,7 @@ import { withoutAbortedRecords } from './kafkajs-aborted-filter.js';
 import { installBrokerLossRecovery } from './kafkajs-broker-loss.js';
 import { installCoordinatorCache } from './kafkajs-coordinators.js';
 import { crc32c } from './kafkajs-crc32c.js';
+import { encodeRecord, recordBatchModule } from './kafkajs-record-batch.js';
 import { installRejoinHook } from './kafkajs-rejoin-hook.js';
 import { createSendMessages } from './kafkajs-send-messages.js';
 
@@ -28,6 +29,8 @@ function replaceKafkajsModule(request: string, exports: unknown): void {
 replaceKafkajsModule('kafkajs/src/consumer/filterAbortedMessages.js', withoutAbortedRecords);
 replaceKafkajsModule('kafkajs/src/producer/sendMessages.js', createSendMessages);
 replaceKafkajsModule('kafkajs/src/protocol/recordBatch/crc32C/index.js', crc32c);
+replaceKafkajsModule('kafkajs/src/protocol/recordBatch/record/v0/index.js', encodeRecord);
+replaceKafkajsModule('kafkajs/src/protocol/recordBatch/v0/index.js', recordBatchModule);
 // After the replacements: loading consumerGroup.js loads modules of kafkajs's own.
 installBrokerLossRecovery();
 installRejoinHook();
