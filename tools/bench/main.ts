@@ -441,10 +441,10 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
   }
 
   // ---- end to end latency against rate: light, moderate, heavy, and 50 % of saturation ---------
-  // The rows from 500/s up run in rounds: one load of 20 000 events at 4 000/s lasts 5 s, and one
-  // broker log roll or major GC in those seconds was the whole of a run's p99 (session 15: 53/307 ms
-  // in one run, 26/96 in the next, same code). The row reports the median round, by p99; the notes
-  // give every round and all rounds' samples pooled.
+  // The rows from 500/s up run in rounds: one load of 20 000 events at 4 000/s lasts 5 s, and a few
+  // slow seconds made a whole run's p99 (session 15: 53/307 ms in one run, 26/96 in the next, same
+  // code). The row reports the median round, by p99; the notes give every round and all rounds'
+  // samples pooled (the first round, the step up from the rate before, is usually the slowest).
   if (only.has('latency')) {
     for (const { rate: wanted, events } of s.latencyRates) {
       const rate = wanted === 'half' ? eRate / 2 : wanted;
