@@ -388,6 +388,105 @@ describe('delivery: deferred ranges (tasks of a destination that does not answer
   });
 });
 
+/** A counter's total over its series (every label set), from a /metrics scrape. */
+async function metricTotal(service: RunningService, name: string): Promise<number> {
+  const text = await (await fetch(`${service.url}/metrics`)).text();
+  return [...text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\d+(?:\\.\\d+)?)$`, 'gm'))].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
+describe('fan-out holds the tasks of a destination delivery reports refusing (one range per batch, read from the ingest topic)', () => {
+  const settings = { SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', DELIVERY_TIMEOUT: '300ms', DELIVERY_BREAKER_THRESHOLD: '2', DELIVERY_BREAKER_OPEN: '1s', SWITCHYARD_RETRY_TIERS: '500ms,1s' };
+  const track = (sourceId: string) => ['io.switchyard.event.Track', event('io.switchyard.event.Track', { sourceId, userId: `u-${randomUUID().slice(0, 8)}`, event: 'Held', properties: '{}' })] as [EventName, AvroRecordTypes[EventName]];
+  const idsOf = (reqs: Array<{ text?: string }>) => new Set(reqs.map((r) => r.text && (JSON.parse(r.text) as { messageId: string }).messageId));
+
+  /** Writes events in small batches until fan-out holds some (delivery reported the destination refusing); returns them. */
+  async function writeUntilHeld(writer: PipelineWriter, ingest: string, sourceId: string, fanout: RunningService): Promise<Array<AvroRecordTypes[EventName]>> {
+    const written: Array<AvroRecordTypes[EventName]> = [];
+    const until = Date.now() + 60_000;
+    while (await metricTotal(fanout, 'fanout_tasks_held_total') === 0 && Date.now() < until) {
+      const batch = Array.from({ length: 20 }, () => track(sourceId));
+      await writer.events(ingest, ...batch);
+      written.push(...batch.map(([, v]) => v));
+      await sleep(100);
+    }
+    assert.ok(await metricTotal(fanout, 'fanout_tasks_held_total') > 0, 'fan-out held tasks of the refusing destination');
+    return written;
+  }
+
+  it('a destination down, then back: its events are held, then every one delivered; the healthy neighbour gets all of its own at once', async () => {
+    const prefix = uniquePrefix('fanout-holds');
+    let down = true;
+    const receiver = await startReceiver(() => (down ? { hang: true } : {}));
+    const healthy = await startReceiver();
+    const source = makeSource();
+    const destination = makeDestination(source.id, { webhooks: hooks(receiver.url) });
+    const other = makeDestination(source.id, { webhooks: hooks(healthy.url) });
+    const env = pipelineEnv(prefix, { ...settings, SWITCHYARD_RETRY_DEADLINE: '2m' });
+    const topics = topicNames(prefix);
+    await setupTopics(env);
+    await writeConfig(prefix, { sources: [source], destinations: [destination, other] });
+    const writer = await new PipelineWriter().start();
+    const traces = await new TopicReader([topics.deliveryAttempts, topics.delivery]).start();
+    const [fanout, delivery] = await Promise.all([startService('fanout', env), startService('delivery', env)]);
+    try {
+      const early = await writeUntilHeld(writer, topics.ingest, source.id, fanout);
+      const later = Array.from({ length: 1000 }, () => track(source.id));
+      for (let i = 0; i < later.length; i += 100) await writer.events(topics.ingest, ...later.slice(i, i + 100));
+      const all = [...early, ...later.map(([, v]) => v)].map((e) => e.messageId);
+      await healthy.waitFor((reqs) => { const seen = idsOf(reqs); return all.every((id) => seen.has(id)); }, 60_000);
+      const held = await metricTotal(fanout, 'fanout_tasks_held_total');
+      const written = traces.values<{ destinationId: string }>(topics.delivery, (t) => t.destinationId === destination.id).length;
+      down = false;
+      await receiver.waitFor((reqs) => { const seen = idsOf(reqs); return all.every((id) => seen.has(id)); }, 90_000);
+      const read = await deferredRanges(delivery, 'read');
+      console.log(`# fan-out holds: ${all.length} events, ${held} tasks of the refusing destination held, ${written} written, ${read} ranges read back, ${receiver.count()} requests to it`);
+      assert.ok(held >= later.length / 2, 'most tasks written while it refused were held, not written');
+      assert.equal(held + written >= all.length, true, 'every event held or written');
+      assert.ok(read > 0);
+      // Fan-out traces each held range as a deferral of its messages.
+      const deferred = new Set(traces.values<TraceRecords>(topics.deliveryAttempts).flatMap((r) => r.deferrals).filter((d) => d.destinationId === destination.id).flatMap((d) => d.messageIds));
+      assert.ok(deferred.size >= held, 'held messages are traced as deferred');
+    } finally {
+      await writer.stop();
+      await traces.stop();
+      await Promise.all([fanout.stop(), delivery.stop()]);
+      await Promise.all([receiver.close(), healthy.close()]);
+    }
+  });
+
+  it('a destination that never answers: its held events are dead-lettered at the deadline, each once at least', async () => {
+    const prefix = uniquePrefix('fanout-holds-deadline');
+    const receiver = await startReceiver(() => ({ hang: true }));
+    const source = makeSource();
+    const destination = makeDestination(source.id, { webhooks: hooks(receiver.url) });
+    const env = pipelineEnv(prefix, { ...settings, SWITCHYARD_RETRY_DEADLINE: '4s' });
+    const topics = topicNames(prefix);
+    await setupTopics(env);
+    await writeConfig(prefix, { sources: [source], destinations: [destination] });
+    const writer = await new PipelineWriter().start();
+    const deadLetters = await new TopicReader([topics.deadLetter]).start();
+    const [fanout, delivery] = await Promise.all([startService('fanout', env), startService('delivery', env)]);
+    try {
+      const early = await writeUntilHeld(writer, topics.ingest, source.id, fanout);
+      const later = Array.from({ length: 500 }, () => track(source.id));
+      await writer.events(topics.ingest, ...later);
+      const ids = new Set([...early, ...later.map(([, v]) => v)].map((e) => `${e.messageId}:${destination.id}`));
+      const dead = () => deadLetters.values<DeadLetter>(topics.deadLetter, (d) => ids.has(d.task.taskId));
+      const until = Date.now() + 60_000;
+      while (new Set(dead().map((d) => d.task.taskId)).size < ids.size && Date.now() < until) await sleep(200);
+      const letters = dead();
+      console.log(`# held at the deadline: ${ids.size} events, ${await metricTotal(fanout, 'fanout_tasks_held_total')} held, ${letters.length} dead letters`);
+      assert.equal(new Set(letters.map((d) => d.task.taskId)).size, ids.size, 'every event dead-lettered');
+      assert.ok(letters.every((d) => d.reason === 'deadline'), 'reason deadline');
+    } finally {
+      await writer.stop();
+      await deadLetters.stop();
+      await Promise.all([fanout.stop(), delivery.stop()]);
+      await receiver.close();
+    }
+  });
+});
+
 describe('delivery: SSRF guard without an allow-list', () => {
   it('destinations at 127.0.0.1, 10.0.0.1, 169.254.169.254, ::1 and a name resolving to loopback are dead-lettered blocked_address', async () => {
     const prefix = uniquePrefix('delivery-ssrf');

@@ -85,3 +85,10 @@ export const topicEnv = {
   SWITCHYARD_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(6),
   SWITCHYARD_RETRY_TIERS: retryTiers(),
 };
+
+/** The retry policy: read by delivery, and by fan-out, which writes the ranges it holds due as delivery would. */
+export const retryEnv = {
+  SWITCHYARD_RETRY_TIERS: topicEnv.SWITCHYARD_RETRY_TIERS,
+  /** How long after its first attempt a task may still be tried. */
+  SWITCHYARD_RETRY_DEADLINE: env.duration('4h'),
+};

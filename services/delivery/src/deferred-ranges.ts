@@ -81,6 +81,14 @@ export class BatchRanges {
   }
 }
 
+/**
+ * What is left of a range from `fromOffset` on (`tasks` of them): of a range fan-out held, only the
+ * held offsets from there.
+ */
+export function restOfRange(range: DeferredRange, fromOffset: number, tasks: number): DeferredRange {
+  return { ...range, fromOffset, tasks, heldOffsets: range.heldOffsets ? range.heldOffsets.filter((o) => o >= fromOffset) : null };
+}
+
 /** A task of a range as it is run again: the range's attempt count, first attempt and deadline. */
 export function resumedFromRange(task: DeliveryTask, range: Pick<DeferredRange, 'attempt' | 'firstAttemptAt' | 'deadline' | 'lastError'>): DeliveryTask {
   return { ...task, attempt: range.attempt, firstAttemptAt: range.firstAttemptAt, deadline: range.deadline, lastError: range.lastError };

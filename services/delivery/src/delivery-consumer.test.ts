@@ -260,7 +260,7 @@ describe('DeliveryConsumer deferred ranges', () => {
       consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, 'tier-1'], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry()),
       logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
       setAside: async () => undefined,
-      readRange: async (partition, from, to) => {
+      readRange: async (_topic, partition, from, to) => {
         read.push([partition, from, to]);
         return ['hung:5', 'ok:6', 'hung:8'].map((v, i) => ({ offset: String([5, 6, 8][i]), key: Buffer.from(`${v.split(':')[0]}:u`), value: Buffer.from(v) }));
       },
@@ -415,5 +415,71 @@ describe('DeliveryConsumer and a starved event loop', () => {
     server.close();
     assert.deepEqual(consumer.resumed, [], 'the destination answered: its partition waits for it to drain, not for a deferral');
     assert.equal(deferred, 0);
+  });
+});
+
+describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest records)', () => {
+  const TIER = 'tier-1';
+  const INGEST = 'ingest';
+  const event = (n: number) => ({
+    messageId: `m${n}`, sourceId: 'src', userId: `u${n}`, anonymousId: null, timestamp: 1_700_000_000_000, originalTimestamp: 1_700_000_000_000, sentAt: null,
+    receivedAt: 1_700_000_000_100 + n, context: null, integrations: null, event: 'Order Completed', properties: '{"total":1}',
+  });
+  /** `held`: a range of dest `hung` held by fan-out over ingest offsets 5–9, naming 5, 7 and 9; `e:n`: an ingest Track event. */
+  const codec = {
+    decodeKnown: (value: Buffer) => {
+      const [kind, n] = value.toString().split(':');
+      if (kind === 'held') {
+        return { name: 'io.switchyard.pipeline.DeferredRange', value: { destinationId: 'hung', topic: INGEST, partition: 2, fromOffset: 5, toOffset: 9, tasks: 3, attempt: 1, firstAttemptAt: 1234, deadline: Date.now() + 60_000, notBefore: null, lastError: 'circuit_open', heldOffsets: [5, 7, 9] } };
+      }
+      return { name: 'io.switchyard.event.Track', value: event(Number(n)) };
+    },
+  } as unknown as AvroCodec;
+
+  async function heldRangeFellDue(runner: TaskRunner) {
+    const consumer = new FakeConsumer();
+    const read: Array<[string, number, bigint, bigint]> = [];
+    const delivery = new DeliveryConsumer({
+      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, TIER], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry()),
+      logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
+      setAside: async () => undefined,
+      readRange: async (topic, partition, from, to) => {
+        read.push([topic, partition, from, to]);
+        return [5, 6, 7, 8, 9].map((n) => ({ offset: String(n), key: Buffer.from(`src:u${n}`), value: Buffer.from(`e:${n}`) }));
+      },
+    });
+    await delivery.start();
+    consumer.join('member-1', { [TIER]: [0] });
+    await consumer.eachBatch!({
+      batch: { topic: TIER, partition: 0, messages: [{ offset: '40', value: Buffer.from('held') }], offsetLag: () => '0' },
+      resolveOffset: () => undefined, heartbeat: async () => undefined, isRunning: () => true, isStale: () => false,
+    } as unknown as EachBatchPayload);
+    await new Promise((r) => setTimeout(r, 30));
+    return { consumer, read };
+  }
+
+  it('read from the ingest topic: the held events only, as the tasks fan-out would have written, with the range\'s attempt count', async () => {
+    const sent: DeliveryTask[] = [];
+    const runner = { circuitOpen: () => false, destinationRefuses: () => false, run: async (t: DeliveryTask) => { sent.push(t); } } as unknown as TaskRunner;
+    const { consumer, read } = await heldRangeFellDue(runner);
+    assert.deepEqual(read, [[INGEST, 2, 5n, 9n]]);
+    assert.deepEqual(sent.map((t) => [t.taskId, t.destinationId, t.userKey, t.attempt, t.firstAttemptAt, t.createdAt, t.receivedAt]), [
+      ['m5:hung', 'hung', 'u5', 1, 1234, 1234, 1_700_000_000_105], ['m7:hung', 'hung', 'u7', 1, 1234, 1234, 1_700_000_000_107], ['m9:hung', 'hung', 'u9', 1, 1234, 1234, 1_700_000_000_109],
+    ]);
+    assert.match(sent[0]!.body, /^\{"version":1,"type":"track","messageId":"m5","userId":"u5","event":"Order Completed"/);
+    assert.deepEqual(consumer.commits.at(-1), [{ topic: TIER, partition: 0, offset: '41' }]);
+  });
+
+  it('refused part-way: the rest is deferred again naming only the held offsets left', async () => {
+    const again: Array<{ fromOffset: number; tasks: number; heldOffsets: number[] | null }> = [];
+    let calls = 0;
+    const runner = {
+      circuitOpen: () => false,
+      destinationRefuses: () => ++calls > 2, // the range's check and the first task's pass; the second task's is refused
+      deferRangeAgain: async (r: { fromOffset: number; tasks: number; heldOffsets: number[] | null }) => { again.push(r); return true; },
+      run: async () => undefined,
+    } as unknown as TaskRunner;
+    await heldRangeFellDue(runner);
+    assert.deepEqual(again.map((r) => [r.fromOffset, r.tasks, r.heldOffsets]), [[7, 2, [7, 9]]]);
   });
 });

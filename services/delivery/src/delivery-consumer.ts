@@ -4,7 +4,9 @@ import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/clie
 import type { Logger } from '@switchyard/platform/logger';
 import type { FetchedRecord } from '@switchyard/platform/kafka/groupless-reader';
 import type { DeferredRange, DeliveryTask } from '@switchyard/platform/schemas/generated';
-import { BatchRanges, mayJoinRange, resumedFromRange, type DeferReason, type PendingRange } from './deferred-ranges.js';
+import { eventRecordOf, freshTask } from '@switchyard/platform/tasks/delivery-task';
+import { webhookBodyText } from '@switchyard/platform/tasks/webhook-body';
+import { BatchRanges, mayJoinRange, restOfRange, resumedFromRange, type DeferReason, type PendingRange } from './deferred-ranges.js';
 import type { DeliveryMetrics } from './delivery-metrics.js';
 import { ConcurrencyLimiter, KeyedLimiter } from './in-flight-limits.js';
 import { PartitionOffsets, type OffsetTracker } from './offset-tracker.js';
@@ -53,8 +55,11 @@ export interface DeliveryConsumerOptions {
   topics: string[];
   /** The delivery topic, whether read here or not: deferred ranges refer to it. */
   deliveryTopic: string;
-  /** Committed records of a delivery-topic partition, `from` to `to` inclusive (kafka/partition-range.ts). */
-  readRange: (partition: number, from: bigint, to: bigint) => Promise<FetchedRecord[]>;
+  /**
+   * Committed records of a partition, `from` to `to` inclusive (kafka/partition-range.ts): of the
+   * delivery topic (ranges delivery deferred) or the ingest topic (ranges fan-out held).
+   */
+  readRange: (topic: string, partition: number, from: bigint, to: bigint) => Promise<FetchedRecord[]>;
   metrics: DeliveryMetrics;
   logger: Logger;
   clock: () => number;
@@ -545,12 +550,12 @@ export class DeliveryConsumer {
     if (refused && await runner.deferRangeAgain(range, refused)) return true;
     let records: FetchedRecord[];
     try {
-      records = await this.opts.readRange(range.partition, BigInt(range.fromOffset), BigInt(range.toOffset));
+      records = await this.opts.readRange(range.topic, range.partition, BigInt(range.fromOffset), BigInt(range.toOffset));
     } catch (err) {
       if ((err as Error).name !== 'OffsetOutOfRangeError') throw err;
-      // Only if the delivery topic keeps records for less than the deadline (setup makes it 7 days).
+      // Only if the topic keeps records for less than the deadline (setup makes it 7 days).
       this.opts.metrics.deferredRanges.inc({ event: 'lost' });
-      this.opts.logger.error({ err, ...range }, 'deferred tasks are no longer in the delivery topic: they cannot be delivered');
+      this.opts.logger.error({ err, ...range }, `deferred tasks are no longer in ${range.topic}: they cannot be delivered`);
       return true;
     }
     this.opts.metrics.deferredRanges.inc({ event: 'read' });
@@ -565,7 +570,7 @@ export class DeliveryConsumer {
         if (refusing || !this.destinationFull(range.destinationId)) break;
         await sleep(RANGE_WAIT_POLL_MS);
       }
-      if (refusing && await runner.deferRangeAgain({ ...range, fromOffset: Number(offset), tasks: tasks.length - i }, refusing)) break;
+      if (refusing && await runner.deferRangeAgain(restOfRange(range, Number(offset), tasks.length - i), refusing)) break;
       if (refusing) {
         // Past the deadline, refused: dead-lettered (reason deadline) without a request or a slot.
         const next = await this.rangeMayGoOn(held, heldSince);
@@ -624,7 +629,7 @@ export class DeliveryConsumer {
     const first = outcomes.indexOf(false);
     const rest = first === -1 ? outcomes.length : first;
     if (rest === tasks.length) return true;
-    await this.opts.runner.deferRangeRest(tierTopic, { ...range, fromOffset: Number(tasks[rest]!.offset), tasks: tasks.length - rest });
+    await this.opts.runner.deferRangeRest(tierTopic, restOfRange(range, Number(tasks[rest]!.offset), tasks.length - rest));
     return true;
   }
 
@@ -634,6 +639,7 @@ export class DeliveryConsumer {
    * tasks than the range counted, every record is decoded, and a shortfall left is logged.
    */
   private async tasksOfRange(records: FetchedRecord[], range: DeferredRange): Promise<Array<{ offset: string; task: DeliveryTask }>> {
+    if (range.heldOffsets) return this.heldTasksOfRange(records, range, range.heldOffsets);
     const prefix = `${range.destinationId}:`;
     const collect = async (byKey: boolean) => {
       const tasks: Array<{ offset: string; task: DeliveryTask }> = [];
@@ -654,6 +660,31 @@ export class DeliveryConsumer {
     if (tasks.length < range.tasks) tasks = await collect(false);
     if (tasks.length < range.tasks) {
       this.opts.logger.error({ ...range, found: tasks.length }, 'a deferred range holds fewer tasks than it counted');
+    }
+    return tasks;
+  }
+
+  /**
+   * The tasks of a range fan-out held, built from its ingest records as fan-out would have written
+   * them (created when they were held). Each held event was decided and its body built once already,
+   * so one that now fails is a fault: logged with the shortfall.
+   */
+  private async heldTasksOfRange(records: FetchedRecord[], range: DeferredRange, heldOffsets: number[]): Promise<Array<{ offset: string; task: DeliveryTask }>> {
+    const held = new Set(heldOffsets);
+    const tasks: Array<{ offset: string; task: DeliveryTask }> = [];
+    for (const record of records) {
+      if (!held.has(Number(record.offset))) continue;
+      try {
+        const decoded = this.opts.codec.decodeKnown(record.value) ?? await this.opts.codec.decode(record.value);
+        const event = eventRecordOf(decoded);
+        if (!event) continue;
+        tasks.push({ offset: record.offset, task: freshTask(event, range.destinationId, webhookBodyText(event), range.firstAttemptAt) });
+      } catch (err) {
+        this.opts.logger.error({ err, topic: range.topic, partition: range.partition, offset: record.offset, destinationId: range.destinationId }, 'a held event cannot be made a task');
+      }
+    }
+    if (tasks.length < range.tasks) {
+      this.opts.logger.error({ ...range, heldOffsets: undefined, found: tasks.length }, 'a held range holds fewer events than it counted');
     }
     return tasks;
   }

@@ -1,8 +1,9 @@
 // The delivery service: reads delivery tasks (and the retry tiers) and POSTs each, signed, to its
 // destination's webhooks; failures go through the retry tiers to the 4-hour deadline, then to the
 // dead-letter topic. Composition root: the only place that reads the environment and wires I/O.
+import { hostname } from 'node:os';
 import { z } from 'zod';
-import { loadConfig, commonEnv, env, topicEnv } from '@switchyard/platform/config';
+import { loadConfig, commonEnv, env, retryEnv } from '@switchyard/platform/config';
 import { unreadableRecord } from '@switchyard/platform/codec/invalid-event';
 import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
@@ -10,6 +11,7 @@ import { beforeRejoining } from '@switchyard/platform/kafka/kafkajs-rejoin-hook'
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { kafkajsPartitionSource } from '@switchyard/platform/kafka/kafkajs-partition-source';
 import { committedOffsets } from '@switchyard/platform/kafka/partition-transactions';
+import { DestinationStates, followDestinationStates } from '@switchyard/platform/holds/destination-states';
 import { readPartitionRange } from '@switchyard/platform/kafka/partition-range';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { connectPipeline, startConfigView } from '@switchyard/platform/pipeline';
@@ -18,8 +20,9 @@ import { CircuitBreaker } from './circuit-breaker.js';
 import { DeliveryConsumer } from './delivery-consumer.js';
 import { deliveryMetrics } from './delivery-metrics.js';
 import { FailedAttemptLog } from './failed-attempt-log.js';
-import { validateRetryPolicy } from './retry-schedule.js';
+import { validateRetryPolicy } from '@switchyard/platform/retry-schedule';
 import { startAttemptRecorder } from './attempt-recorder.js';
+import { RefusalPublisher } from './refusal-publisher.js';
 import { TaskRunner } from './task-runner.js';
 import { WebhookClient } from './webhook-client.js';
 
@@ -35,9 +38,8 @@ const DELIVERY_FETCH_WAIT_MS = 20;
 
 const configSchema = z.object({
   ...commonEnv,
-  SWITCHYARD_RETRY_TIERS: topicEnv.SWITCHYARD_RETRY_TIERS,
+  ...retryEnv,
   DELIVERY_PORT: env.port(8083),
-  SWITCHYARD_RETRY_DEADLINE: env.duration('4h'),
   SWITCHYARD_ALLOWED_CIDRS: env.cidrs(),
   DELIVERY_TIMEOUT: env.duration('5s'),
   /** The product token of the User-Agent header; `/1.0` is appended. */
@@ -66,6 +68,7 @@ runMain('delivery', async () => {
   await runtime.listen(config.HOST, config.DELIVERY_PORT);
   const clients = await connectPipeline(runtime, config, [
     'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.DeferredRange', 'io.switchyard.pipeline.DeadLetter', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.TraceRecords',
+    'io.switchyard.pipeline.DestinationState',
   ]);
   const { kafka, producer, codec, topics } = clients;
   const view = await startConfigView(runtime, clients);
@@ -78,12 +81,20 @@ runMain('delivery', async () => {
   const failures = new FailedAttemptLog({ logger: runtime.logger, clock: Date.now });
   const sweep = setInterval(() => failures.sweep(), 10_000).unref();
   runtime.lifecycle.onShutdown('failed-attempt-log', () => { clearInterval(sweep); failures.flush(); });
+  // Destinations refusing every request are reported to fan-out, which then holds their tasks.
+  const states = new DestinationStates();
+  const stateFollower = await followDestinationStates({ kafka, codec, topic: topics.destinationState, logger: runtime.logger, states });
+  runtime.lifecycle.onShutdown('destination-states', () => stateFollower.stop());
+  const refusals = new RefusalPublisher({
+    states, writer: `${hostname()}-${process.pid}`, clock: Date.now, logger: runtime.logger,
+    write: (state) => batcher.submit([{ topic: topics.destinationState, key: state.destinationId, value: codec.encode('io.switchyard.pipeline.DestinationState', state) }]).acked,
+  });
   let stopping = false;
   const runner = new TaskRunner({
     config: view.state, client, codec, producer: batcher, topics, metrics, logger: runtime.logger, clock: Date.now,
     breaker: new CircuitBreaker({ failureThreshold: config.DELIVERY_BREAKER_THRESHOLD, openMs: config.DELIVERY_BREAKER_OPEN, now: Date.now }),
     policy: validateRetryPolicy({ tiersMs: config.SWITCHYARD_RETRY_TIERS, deadlineMs: config.SWITCHYARD_RETRY_DEADLINE }),
-    stopping: () => stopping, recordAttempt, failures,
+    stopping: () => stopping, recordAttempt, failures, refusals,
   });
 
   // Short sessions: a replacement takes over a crashed instance's partitions within seconds.
@@ -101,18 +112,23 @@ runMain('delivery', async () => {
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
   const admin = kafka.admin();
   await connectClient(runtime.lifecycle, 'offsets-admin', admin);
-  // Deferred ranges are read back from the delivery topic straight from the partition leaders.
-  const deliveryTopicSource = kafkajsPartitionSource(kafka, topics.delivery);
-  runtime.lifecycle.onShutdown('delivery-topic-reader', () => deliveryTopicSource.close());
+  // Deferred ranges are read back straight from the partition leaders: of the delivery topic (ranges
+  // deferred here) or of the ingest topic (ranges fan-out held).
+  const rangeSources = new Map([topics.delivery, topics.ingest].map((topic) => [topic, kafkajsPartitionSource(kafka, topic)]));
+  runtime.lifecycle.onShutdown('range-readers', () => Promise.all([...rangeSources.values()].map((source) => source.close())).then(() => undefined));
   const delivery = new DeliveryConsumer({
     groupOffsets: (topics) => committedOffsets(admin, groupId, topics),
     consumer, codec, runner, metrics, logger: runtime.logger, clock: Date.now,
     topics: config.DELIVERY_READS === 'main' ? [topics.delivery] : config.DELIVERY_READS === 'retries' ? tierTopics : [topics.delivery, ...tierTopics],
     deliveryTopic: topics.delivery,
-    readRange: (partition, from, to) => readPartitionRange(deliveryTopicSource, partition, from, to, {
-      stopping: () => stopping,
-      onRetry: (err) => runtime.logger.warn({ err, partition }, 'reading deferred tasks failed; retrying'),
-    }),
+    readRange: (topic, partition, from, to) => {
+      const source = rangeSources.get(topic);
+      if (!source) throw new Error(`a deferred range names ${topic}, neither the delivery nor the ingest topic`);
+      return readPartitionRange(source, partition, from, to, {
+        stopping: () => stopping,
+        onRetry: (err) => runtime.logger.warn({ err, topic, partition }, 'reading deferred tasks failed; retrying'),
+      });
+    },
     maxInFlight: config.DELIVERY_MAX_IN_FLIGHT,
     maxInFlightPerDestination: config.DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION,
     maxWaitingPerDestination: config.DELIVERY_MAX_WAITING_PER_DESTINATION,

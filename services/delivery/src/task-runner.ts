@@ -8,9 +8,10 @@ import { breakerKey, isBreakerFailure, type CircuitBreaker } from './circuit-bre
 import type { PendingRange } from './deferred-ranges.js';
 import { statusClass, type DeliveryMetrics } from './delivery-metrics.js';
 import type { FailedAttemptLog } from './failed-attempt-log.js';
+import type { RefusalPublisher } from './refusal-publisher.js';
 import { combineUrlOutcomes, type UrlOutcome } from './multi-url.js';
 import { classifyAttempt, type AttemptResult, type DeadLetterReason } from './outcome.js';
-import { nextRetry, type RetryPolicy } from './retry-schedule.js';
+import { nextRetry, type RetryPolicy } from '@switchyard/platform/retry-schedule';
 import { standardSigning, type StandardSigning } from './standard-signing.js';
 import type { WebhookClient } from './webhook-client.js';
 
@@ -35,6 +36,8 @@ export interface TaskRunnerDeps {
   recordAttempt?: (record: DeliveryAttempt | DeferralTrace) => void;
   /** Logs failed requests, rate-limited per destination. */
   failures?: FailedAttemptLog;
+  /** Reports destinations refusing every request, and answering again, to fan-out (which then holds their tasks). */
+  refusals?: Pick<RefusalPublisher, 'refusing' | 'answered'>;
 }
 
 interface Failure { status: number | null; excerpt: string | null; error: string | null }
@@ -158,8 +161,10 @@ export class TaskRunner {
     const record: DeferredRange = {
       destinationId: range.destinationId, topic: range.topic, partition: range.partition, fromOffset: Number(range.from), toOffset: Number(range.to),
       tasks: n, attempt: 1, firstAttemptAt: now, deadline: now + this.deps.policy.deadlineMs, notBefore: decision.notBefore, lastError: range.reasons.at(-1)!,
+      heldOffsets: null,
     };
     await this.writeRange(this.deps.topics.retry(decision.tier), record);
+    if (range.reasons.includes('circuit_open')) this.reportRefusing(range.destinationId);
     this.deps.recordAttempt?.({
       destinationId: range.destinationId, sourceId: range.tasks[0]!.sourceId, messageIds: range.tasks.map((t) => t.messageId), error: record.lastError!,
       attempt: 1, at: now, nextTier: decision.tier, notBefore: decision.notBefore,
@@ -179,6 +184,7 @@ export class TaskRunner {
     this.deps.metrics.retries.inc({ tier: String(decision.tier) }, range.tasks);
     this.deps.metrics.deferredRanges.inc({ event: 'deferred_again' });
     await this.writeRange(this.deps.topics.retry(decision.tier), { ...range, attempt: range.attempt + 1, notBefore: decision.notBefore, lastError: reason });
+    if (reason === 'circuit_open') this.reportRefusing(range.destinationId);
     return true;
   }
 
@@ -203,6 +209,7 @@ export class TaskRunner {
    */
   defer(task: DeliveryTask, reason: 'overloaded' | 'circuit_open'): Promise<void> {
     this.deps.metrics.attempts.inc({ destination: task.destinationId, status_class: 'skipped' });
+    if (reason === 'circuit_open') this.reportRefusing(task.destinationId);
     const now = this.deps.clock();
     return this.retryLater(task, now, task.pendingUrls, { status: null, excerpt: null, error: reason }, reason, undefined, [{ urlIndex: -1, at: now, latencyMs: 0, status: null, error: reason }], 'deferred');
   }
@@ -233,10 +240,17 @@ export class TaskRunner {
     const result = await client.post({ url, body, headers: prepared.headers.get(url)!, sharedSecret, ...(standard ? { standard } : {}) });
     const latencyMs = performance.now() - start;
     metrics.requestSeconds.observe({ destination: destinationId }, latencyMs / 1000);
-    breaker.record(key, !isBreakerFailure(result));
+    const answered = !isBreakerFailure(result);
+    breaker.record(key, answered);
+    if (answered) this.deps.refusals?.answered(destinationId);
     metrics.attempts.inc({ destination: destinationId, status_class: statusClass(result) });
     this.breakerGauge(destinationId, breaker.state(key) === 'closed' ? 0 : 1);
     return { url, outcome: classifyAttempt(result), result, at, latencyMs };
+  }
+
+  /** Tells fan-out the destination refuses, if every circuit of its URLs is open (the publisher asks only when a report is due). */
+  private reportRefusing(destinationId: string): void {
+    this.deps.refusals?.refusing(destinationId, () => this.destinationRefuses(destinationId));
   }
 
   /** delivery_breaker_open is set when its value changes (it was set after every request). */

@@ -1,7 +1,7 @@
 import type { CallFields } from '@switchyard/platform/audiences/condition';
 import type { Destination } from '@switchyard/platform/config-view/config-state';
 import { filterOf, type CompiledFilter } from '@switchyard/platform/filters/destination-filter';
-import type { EventRecord } from './webhook-body.js';
+import type { EventRecord } from '@switchyard/platform/tasks/webhook-body';
 
 /** The destinations whose event filter lets a call through, and the ids of those whose filter kept it. */
 export interface FilterSplit { passing: Destination[]; dropped: string[] }

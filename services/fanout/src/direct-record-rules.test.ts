@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Alias, Delete, Group, Identify, Page, Screen, Track } from '@switchyard/platform/schemas/generated';
 import { directRecordViolation } from './direct-record-rules.js';
-import type { EventRecord } from './webhook-body.js';
+import type { EventRecord } from '@switchyard/platform/tasks/webhook-body';
 
 const T = Date.UTC(2026, 10, 22, 10);
 const common = {

@@ -1,5 +1,5 @@
 import { callFieldsViolation, sizeViolation, timeViolation, type RuleViolation } from '@switchyard/platform/calls/call-rules';
-import type { EventRecord } from './webhook-body.js';
+import type { EventRecord } from '@switchyard/platform/tasks/webhook-body';
 
 /**
  * The call rules for a direct record (produced straight to the ingest topic by a Kafka producer of

@@ -7,10 +7,13 @@ import { writtenBySwitchyard } from '@switchyard/platform/kafka/record-origin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import { uncommittedRecords, type PartitionLease, type PartitionTransactions } from '@switchyard/platform/kafka/partition-transactions';
 import type { Logger } from '@switchyard/platform/logger';
-import type { FanoutTrace } from '@switchyard/platform/schemas/generated';
+import type { DestinationStates } from '@switchyard/platform/holds/destination-states';
+import type { RetryPolicy } from '@switchyard/platform/retry-schedule';
+import type { DeferralTrace, FanoutTrace } from '@switchyard/platform/schemas/generated';
 import type { FilterReason, UsageOutcome } from '@switchyard/platform/usage/usage-tally';
 import { decideFanout, fanoutTrace, type EventFacts } from './fanout-decision.js';
 import type { FanoutMetrics } from './fanout-metrics.js';
+import { HeldRanges } from './held-ranges.js';
 
 export interface FanoutDeps {
   consumer: Consumer;
@@ -29,6 +32,11 @@ export interface FanoutDeps {
    * filters, and direct records (no origin header) accepted or rejected by the call rules.
    */
   countUsage?: (sourceId: string, receivedAt: number, outcome: UsageOutcome, n: number, reason?: FilterReason) => void;
+  /**
+   * Destinations delivery reports refusing, and the retry policy: their tasks are held (one tier
+   * record per batch instead of the tasks, held-ranges.ts). Absent: every task is written.
+   */
+  holds?: { states: DestinationStates; policy: RetryPolicy };
 }
 
 type OutMessage = { key: string | null; value: Buffer };
@@ -79,6 +87,9 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
   const counted: Counted[] = [];
   const now = deps.clock();
   const perDestination = new Map<string, number>();
+  // Whether each destination's tasks are held, decided once per batch.
+  const holding = new Map<string, boolean>();
+  const held = deps.holds ? new HeldRanges(batch.topic, batch.partition) : undefined;
   for (const message of messages) {
     deps.metrics.consumed.inc();
     let decoded: Decoded;
@@ -99,6 +110,10 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
     }
     if (decision.kind === 'tasks') {
       for (const { key, task } of decision.tasks) {
+        if (held && isHeld(deps, holding, task.destinationId, now)) {
+          held.add(task.destinationId, task.sourceId, Number(message.offset), task.messageId);
+          continue;
+        }
         tasks.push({ key, value: deps.codec.encode('io.switchyard.pipeline.DeliveryTask', task) });
         perDestination.set(task.destinationId, (perDestination.get(task.destinationId) ?? 0) + 1);
       }
@@ -118,22 +133,32 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
     }
   }
 
+  const holdRecords = held?.size && deps.holds ? held.records(deps.holds.policy, now) : [];
+  const deferrals: DeferralTrace[] = deps.recordTrace ? holdRecords.map((h) => h.trace) : [];
   const end = deps.metrics.transaction.startTimer();
   try {
     await lease.commit([
       ...tasks.map((m) => ({ topic: topics.delivery, ...m })),
+      ...holdRecords.map((h) => ({ topic: topics.retry(h.tier), key: h.key, value: deps.codec.encode('io.switchyard.pipeline.DeferredRange', h.range) })),
       ...invalid.map((m) => ({ topic: topics.invalidEvents, ...m })),
       // One trace record per batch, not per event: Kafka's per-record cost stays off this hop.
-      ...(traces.length ? [{ topic: topics.deliveryAttempts, key: `fanout-${batch.partition}`, value: deps.codec.encode('io.switchyard.pipeline.TraceRecords', { fanouts: traces, attempts: [], deferrals: [] }) }] : []),
+      ...(traces.length || deferrals.length ? [{ topic: topics.deliveryAttempts, key: `fanout-${batch.partition}`, value: deps.codec.encode('io.switchyard.pipeline.TraceRecords', { fanouts: traces, attempts: [], deferrals }) }] : []),
     ], (BigInt(batch.lastOffset()) + 1n).toString());
   } finally {
     end();
   }
   for (const [destination, n] of perDestination) deps.metrics.tasks.inc({ destination }, n);
+  for (const { range } of holdRecords) deps.metrics.held.inc({ destination: range.destinationId }, range.tasks);
   // After the commit: an aborted batch is read again and must not count twice.
   for (const { sourceId, receivedAt, outcome, reason } of counted) deps.countUsage?.(sourceId, receivedAt, outcome, 1, reason);
   deps.metrics.batchRecords.observe(messages.length);
   deps.metrics.lag.set({ partition: String(batch.partition) }, Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(batch.lastOffset()) - 1n)));
+}
+
+function isHeld(deps: FanoutDeps, holding: Map<string, boolean>, destinationId: string, now: number): boolean {
+  let held = holding.get(destinationId);
+  if (held === undefined) holding.set(destinationId, (held = deps.holds!.states.refusing(destinationId, now)));
+  return held;
 }
 
 function invalidRecord(deps: FanoutDeps, reason: string, message: string, value: Buffer | null, topic: string, partition: number, offset: string, now: number, event?: EventFacts): OutMessage {

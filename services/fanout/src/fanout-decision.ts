@@ -3,10 +3,11 @@ import type { RejectReason } from '@switchyard/platform/calls/call-rules';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import type { CompiledFilter } from '@switchyard/platform/filters/destination-filter';
 import type { DeliveryTask, FanoutTrace } from '@switchyard/platform/schemas/generated';
+import { eventRecordOf, freshTask, taskKey, userKeyOf } from '@switchyard/platform/tasks/delivery-task';
+import { webhookBodyText, type EventRecord } from '@switchyard/platform/tasks/webhook-body';
 import { splitByFilter } from './destination-filters.js';
 import { directRecordViolation } from './direct-record-rules.js';
 import { webhooksEnabledBy } from './integrations.js';
-import { webhookBodyText, type EventRecord } from './webhook-body.js';
 
 /**
  * What fan-out does with one ingest record, decided without I/O: the delivery tasks to write (one
@@ -38,12 +39,6 @@ export interface DirectRecord { bytes: number }
 /** What the trace and usage need of the event. */
 export interface EventFacts { messageId: string; sourceId: string; type: EventRecord['type']; receivedAt: number }
 
-const EVENT_TYPES: Record<string, EventRecord['type']> = {
-  'io.switchyard.event.Track': 'track', 'io.switchyard.event.Page': 'page', 'io.switchyard.event.Screen': 'screen',
-  'io.switchyard.event.Identify': 'identify', 'io.switchyard.event.Group': 'group', 'io.switchyard.event.Alias': 'alias',
-  'io.switchyard.event.Delete': 'delete',
-};
-
 /**
  * A replay (README "Replays"): only this destination is considered, with its own filter and the
  * replay's. Everything else — the rules of direct records, integrations, the body — is the same
@@ -52,10 +47,10 @@ const EVENT_TYPES: Record<string, EventRecord['type']> = {
 export interface ReplayTarget { destinationId: string; filter: CompiledFilter | null }
 
 export function decideFanout(decoded: Decoded, config: ConfigState, now: number, direct?: DirectRecord, target?: ReplayTarget): FanoutDecision {
-  const type = EVENT_TYPES[decoded.name];
-  if (!type) return { kind: 'invalid', reason: 'unexpected_type', message: `${decoded.name} is not an event type` };
-  const event = { type, value: decoded.value } as EventRecord;
-  const { sourceId, messageId, userId, anonymousId, receivedAt, integrations } = event.value;
+  const event = eventRecordOf(decoded);
+  if (!event) return { kind: 'invalid', reason: 'unexpected_type', message: `${decoded.name} is not an event type` };
+  const { type } = event;
+  const { sourceId, messageId, receivedAt, integrations } = event.value;
 
   const facts: EventFacts = { messageId, sourceId, type, receivedAt };
   const source = config.source(sourceId);
@@ -81,20 +76,13 @@ export function decideFanout(decoded: Decoded, config: ConfigState, now: number,
     // E.g. a timestamp outside the years Date can show. Over HTTP such a call would not pass ingest.
     return { kind: 'invalid', reason: 'unbuildable', message: `cannot build the webhook body: ${(err as Error).message}`, event: facts, ...(direct ? { usage: 'rejected' as const } : {}) };
   }
-  const userKey = userId ?? anonymousId ?? '';
+  const userKey = userKeyOf(event);
   return {
     kind: 'tasks',
     event: facts,
     ...usage,
     filteredDestinationIds: dropped,
-    tasks: passing.map((d) => ({
-      key: `${d.id}:${userKey}`,
-      task: {
-        taskId: `${messageId}:${d.id}`, messageId, sourceId, destinationId: d.id, eventType: type, userKey, body,
-        receivedAt, createdAt: now, attempt: 0, firstAttemptAt: null, deadline: null, notBefore: null,
-        pendingUrls: null, lastStatus: null, lastError: null,
-      },
-    })),
+    tasks: passing.map((d) => ({ key: taskKey(d.id, userKey), task: freshTask(event, d.id, body, now) })),
   };
 }
 

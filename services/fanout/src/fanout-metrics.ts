@@ -8,6 +8,7 @@ export function fanoutMetrics(registry: Registry) {
   return {
     consumed: new Counter({ name: 'fanout_records_consumed_total', help: 'Ingest records read', registers: [registry] }),
     tasks: new Counter({ name: 'fanout_tasks_produced_total', help: 'Delivery tasks written, by destination', labelNames: ['destination'], registers: [registry] }),
+    held: new Counter({ name: 'fanout_tasks_held_total', help: 'Tasks not written because delivery reports their destination refusing: held as ranges in the first retry tier, by destination', labelNames: ['destination'], registers: [registry] }),
     filtered: new Counter({ name: 'fanout_events_filtered_total', help: 'Events that produced no task, by reason; reason filter also counts events a destination filter kept from some destinations only', labelNames: ['reason'], registers: [registry] }),
     invalid: new Counter({ name: 'fanout_invalid_records_total', help: 'Records moved to invalid-events, by reason', labelNames: ['reason'], registers: [registry] }),
     transaction: new Histogram({ name: 'fanout_transaction_seconds', help: 'Duration of one consume-produce-commit transaction', buckets: LATENCY_BUCKETS, registers: [registry] }),

@@ -2,13 +2,16 @@
 // webhooks destination), exactly once, through Kafka transactions.
 // Composition root: the only place that reads the environment and wires I/O.
 import { z } from 'zod';
-import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
+import { loadConfig, commonEnv, env, retryEnv } from '@switchyard/platform/config';
+import { DestinationStates, followDestinationStates } from '@switchyard/platform/holds/destination-states';
+import { validateRetryPolicy } from '@switchyard/platform/retry-schedule';
 import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { connectPipeline, startConfigView, startPartitionTransactions } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { UsageRecorder } from '@switchyard/platform/usage/usage-recorder';
 import { runFanout } from './fanout-consumer.js';
+import { mayHold } from './held-ranges.js';
 import { ReplayRunner } from './replay-runner.js';
 import { fanoutMetrics } from './fanout-metrics.js';
 
@@ -21,6 +24,10 @@ const configSchema = z.object({
   SWITCHYARD_USAGE_INTERVAL: env.duration('5s'),
   /** The most ingest records per second any replay reads (README "Replays"): live traffic keeps priority. */
   FANOUT_REPLAY_MAX_RATE: z.coerce.number().int().min(1).max(1_000_000).default(2000),
+  /** The retry policy, as delivery's: a held range is written due like delivery's first deferral. */
+  ...retryEnv,
+  /** Hold the tasks of destinations delivery reports refusing (one range record per batch instead); false writes every task. */
+  FANOUT_HOLD_REFUSING: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
 });
 
 runMain('fanout', async () => {
@@ -30,7 +37,7 @@ runMain('fanout', async () => {
   const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}fanout`;
   const clients = await connectPipeline(runtime, config, [
     'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.TraceRecords', 'io.switchyard.pipeline.UsageCount',
-    'io.switchyard.pipeline.Replay', 'io.switchyard.pipeline.ReplayProgress',
+    'io.switchyard.pipeline.Replay', 'io.switchyard.pipeline.ReplayProgress', 'io.switchyard.pipeline.DeferredRange', 'io.switchyard.pipeline.DestinationState',
   ]);
   const { kafka, producer, codec, topics } = clients;
   const metrics = fanoutMetrics(runtime.metrics);
@@ -43,6 +50,15 @@ runMain('fanout', async () => {
   usage.start();
   runtime.lifecycle.onShutdown('usage', () => usage.close());
   const view = await startConfigView(runtime, clients);
+  // Destinations delivery finds refusing: their tasks are held rather than written (held-ranges.ts).
+  const policy = validateRetryPolicy({ tiersMs: config.SWITCHYARD_RETRY_TIERS, deadlineMs: config.SWITCHYARD_RETRY_DEADLINE });
+  let holds: { states: DestinationStates; policy: typeof policy } | undefined;
+  if (config.FANOUT_HOLD_REFUSING && mayHold(policy)) {
+    const states = new DestinationStates();
+    const follower = await followDestinationStates({ kafka, codec, topic: topics.destinationState, logger: runtime.logger, states });
+    runtime.lifecycle.onShutdown('destination-states', () => follower.stop());
+    holds = { states, policy };
+  }
   // Replays of a time range into one destination: run by whichever instance owns the replays topic.
   const replays = new ReplayRunner({ kafka, codec, config: view.state, topics, logger: runtime.logger, clock: Date.now, prefix: config.SWITCHYARD_TOPIC_PREFIX, maxRate: config.FANOUT_REPLAY_MAX_RATE });
   await replays.start();
@@ -58,6 +74,6 @@ runMain('fanout', async () => {
   consumer.on(consumer.events.GROUP_JOIN, () => metrics.lag.reset());
   await runFanout({
     consumer, transactions, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now,
-    recordTrace: config.FANOUT_RECORD_TRACE, countUsage: (sourceId, receivedAt, outcome, n, reason) => usage.count(sourceId, receivedAt, outcome, n, reason),
+    recordTrace: config.FANOUT_RECORD_TRACE, ...(holds ? { holds } : {}), countUsage: (sourceId, receivedAt, outcome, n, reason) => usage.count(sourceId, receivedAt, outcome, n, reason),
   });
 });

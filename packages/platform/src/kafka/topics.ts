@@ -42,6 +42,7 @@ export function topicNames(prefix: string) {
     deliveryAttempts: `${prefix}delivery-attempts`,
     usage: `${prefix}usage`,
     replays: `${prefix}replays`,
+    destinationState: `${prefix}destination-state`,
   };
 }
 
@@ -65,6 +66,8 @@ export function topicDeclarations({ prefix, partitions, retryTiers }: TopicSetti
     // Replay requests (control) and their progress (the fan-out instance running them, written in
     // the transaction of the tasks): the latest per key. One partition: one fan-out instance runs them.
     { name: names.replays, partitions: 1, configs: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS) }, purpose: 'time-range replays into one destination: requests and their progress, latest per key' },
+    // Written by delivery, followed by fan-out: destinations refusing every request, whose tasks fan-out holds.
+    { name: names.destinationState, partitions: 1, configs: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS) }, purpose: 'destinations delivery finds refusing (every circuit open), latest per destination: fan-out holds their tasks' },
     { name: names.config, partitions: 1, configs: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS) }, purpose: 'sources and destinations, latest record per key; deletes are tombstones' },
   ];
 }

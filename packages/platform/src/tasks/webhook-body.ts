@@ -1,4 +1,4 @@
-import type { Alias, Delete, Group, Identify, Page, Screen, Track } from '@switchyard/platform/schemas/generated';
+import type { Alias, Delete, Group, Identify, Page, Screen, Track } from '../schemas/generated.js';
 
 /**
  * The JSON body delivered to a webhook, per call type (webhooks-destination.md "Delivered

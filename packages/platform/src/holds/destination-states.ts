@@ -1,0 +1,47 @@
+import type { AvroCodec } from '../codec/avro-codec.js';
+import type { Kafka } from '../kafka/client.js';
+import { followTopic } from '../kafka/topic-follower.js';
+import type { Logger } from '../logger.js';
+import type { DestinationState } from '../schemas/generated.js';
+
+/**
+ * How long a "refusing" record counts without being written again. Delivery writes it again every
+ * REFUSING_REFRESH_MS while it keeps deferring the destination's work with every circuit open; a
+ * record older than this (delivery stopped, or stopped seeing the destination's ranges) is taken
+ * for "not known to refuse", and fan-out writes the destination's tasks again.
+ */
+export const REFUSING_FRESH_MS = 60_000;
+export const REFUSING_REFRESH_MS = 10_000;
+
+/**
+ * The latest DestinationState of each destination as read from the destination-state topic (one
+ * partition: log order is the order they were written), plus any a writer applied itself before
+ * reading it back.
+ */
+export class DestinationStates {
+  private readonly latest = new Map<string, DestinationState>();
+
+  apply(state: DestinationState): void {
+    this.latest.set(state.destinationId, state);
+  }
+
+  get(destinationId: string): DestinationState | undefined {
+    return this.latest.get(destinationId);
+  }
+
+  /** Whether the destination's tasks are held: its latest state says refusing, written recently. */
+  refusing(destinationId: string, now: number): boolean {
+    const state = this.latest.get(destinationId);
+    return state !== undefined && state.refusing && now - state.at < REFUSING_FRESH_MS;
+  }
+}
+
+/** Reads the destination-state topic from its start into `states` and follows it; `stop` ends that. */
+export function followDestinationStates(opts: { kafka: Kafka; codec: AvroCodec; topic: string; logger: Logger; states: DestinationStates }): Promise<{ stop(): Promise<void> }> {
+  return followTopic({
+    kafka: opts.kafka, codec: opts.codec, topic: opts.topic, logger: opts.logger, label: 'destination-state', from: 'beginning',
+    onRecord: (decoded) => {
+      if (decoded.name === 'io.switchyard.pipeline.DestinationState') opts.states.apply(decoded.value);
+    },
+  });
+}

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { DEFAULT_RETRY_POLICY } from '@switchyard/platform/retry-schedule';
+import { HeldRanges, MAX_HELD_EVENTS, MAX_HELD_SPAN, mayHold } from './held-ranges.js';
+
+const NOW = 1_700_000_000_000;
+
+describe('HeldRanges: the tasks fan-out holds, as first-tier range records', () => {
+  it('one range per destination and source, naming its ingest offsets, due like a first deferral', () => {
+    const held = new HeldRanges('ingest', 3);
+    held.add('d1', 's1', 10, 'm10');
+    held.add('d2', 's1', 10, 'm10');
+    held.add('d1', 's2', 11, 'm11');
+    held.add('d1', 's1', 14, 'm14');
+    const records = held.records(DEFAULT_RETRY_POLICY, NOW);
+    assert.deepEqual(records.map((r) => [r.key, r.range.destinationId, r.trace.sourceId, r.range.heldOffsets, r.trace.messageIds]), [
+      ['d1:range:3', 'd1', 's1', [10, 14], ['m10', 'm14']],
+      ['d2:range:3', 'd2', 's1', [10], ['m10']],
+      ['d1:range:3', 'd1', 's2', [11], ['m11']],
+    ]);
+    const [first] = records;
+    assert.deepEqual(first!.range, {
+      destinationId: 'd1', topic: 'ingest', partition: 3, fromOffset: 10, toOffset: 14, tasks: 2, attempt: 1, firstAttemptAt: NOW,
+      deadline: NOW + DEFAULT_RETRY_POLICY.deadlineMs, notBefore: NOW + DEFAULT_RETRY_POLICY.tiersMs[0]!, lastError: 'circuit_open', heldOffsets: [10, 14],
+    });
+    assert.equal(first!.tier, 1);
+    assert.deepEqual(first!.trace, { destinationId: 'd1', sourceId: 's1', messageIds: ['m10', 'm14'], error: 'circuit_open', attempt: 1, at: NOW, nextTier: 1, notBefore: NOW + DEFAULT_RETRY_POLICY.tiersMs[0]! });
+  });
+
+  it('a range closes at its event and span limits: every held event is in exactly one range', () => {
+    const held = new HeldRanges('ingest', 0);
+    const offsets = [...Array.from({ length: MAX_HELD_EVENTS + 1 }, (_, i) => i), MAX_HELD_SPAN + 1000];
+    for (const o of offsets) held.add('d', 's', o, `m${o}`);
+    const ranges = held.records(DEFAULT_RETRY_POLICY, NOW).map((r) => r.range);
+    assert.deepEqual(ranges.map((r) => r.tasks), [MAX_HELD_EVENTS, 1, 1]);
+    assert.deepEqual(ranges.flatMap((r) => r.heldOffsets), offsets);
+    for (const r of ranges) assert.ok(r.toOffset - r.fromOffset < MAX_HELD_SPAN);
+  });
+
+  it('nothing is held under a policy that leaves no time', () => {
+    assert.equal(mayHold({ tiersMs: [1000], deadlineMs: 0 }), false);
+    assert.equal(mayHold(DEFAULT_RETRY_POLICY), true);
+    const held = new HeldRanges('ingest', 0);
+    held.add('d', 's', 1, 'm1');
+    assert.throws(() => held.records({ tiersMs: [1000], deadlineMs: 0 }, NOW), /deadline/);
+  });
+});
