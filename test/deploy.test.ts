@@ -308,7 +308,7 @@ describe('Kubernetes manifests (kustomize)', { skip: which('kubectl') ? false : 
     const group = (name: string) => keysOf(new RegExp(`export const ${name} = \\{([\\s\\S]*?)\\n\\};`).exec(config)![1]!);
     const reads = (service: string) => {
       const main = read(`services/${service}/src/main.ts`);
-      return new Set([...keysOf(main), ...(main.includes('...commonEnv') ? group('commonEnv') : []), ...(main.includes('...topicEnv') ? group('topicEnv') : [])]);
+      return new Set([...keysOf(main), ...['commonEnv', 'topicEnv', 'retryEnv'].flatMap((name) => (main.includes(`...${name}`) ? group(name) : []))]);
     };
     const base = kustomize('base');
     const data = (prefix: string) => base.find((o) => o.kind === 'ConfigMap' && o.metadata.name.startsWith(`${prefix}-`) && !o.metadata.name.slice(prefix.length + 1).includes('-'))?.data as Record<string, string>;

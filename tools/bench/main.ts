@@ -531,13 +531,17 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
     const cpuAlone: Array<Record<string, number>> = [];
     const cpuBeside: Array<Record<string, number>> = [];
     const tier2Retries = async () => (await scrapeSums(p1.services.find((x) => x.name === 'delivery')!.url, ['delivery_retries_total{tier="2"}']))['delivery_retries_total{tier="2"}']!;
+    // Tasks of the timing-out destination fan-out held (one range record per batch) rather than wrote.
+    const heldByFanout = async () => (await scrapeSums(p1.services.find((x) => x.name === 'fanout')!.url, ['fanout_tasks_held_total']))['fanout_tasks_held_total']!;
+    const held: number[] = [];
     let ok = true;
     for (let k = 0; k < s.rounds; k++) {
       const a = await saturate(sAlone, rAlone, `alone${k}`, s.isolationEvents);
       const d = await saturate(sDuo, rDuo, `duo${k}`, s.isolationEvents, [rDuoOther]);
-      const before = await tier2Retries();
+      const [before, heldBefore] = [await tier2Retries(), await heldByFanout()];
       const h = await saturate(sPair, rBeside, `beside${k}`, s.isolationEvents);
       redeferred.push((await tier2Retries()) - before);
+      held.push((await heldByFanout()) - heldBefore);
       alone.push(a.rate); duo.push(d.rate); hung.push(h.rate);
       cpuAlone.push(a.cpuPerEvent); cpuBeside.push(h.cpuPerEvent);
       ok &&= a.ok && d.ok && h.ok;
@@ -549,7 +553,7 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
       scenario: 'isolation: healthy beside timing-out', value: median(hung), unit: 'delivered/s', baseline: { name: 'alone', value: median(alone) }, ratio: vsAlone, target: '≥ 0.9', met: vsAlone >= 0.9, verified: ok,
       details: {
         events: s.isolationEvents, roundRatios: hung.map((h, k) => round(h / alone[k]!, 2)).join('/'),
-        roundRates: hung.map((h, k) => `${round(alone[k]!)}/${round(duo[k]!)}/${round(h)}`).join(' '), redeferredDuringBeside: redeferred.join('/'),
+        roundRates: hung.map((h, k) => `${round(alone[k]!)}/${round(duo[k]!)}/${round(h)}`).join(' '), redeferredDuringBeside: redeferred.join('/'), heldByFanoutDuringBeside: held.join('/'),
         hungRequests: rHang.requests(), ...settings,
         cpuUsAloneVsBeside: Object.keys(cpuAlone[0] ?? {}).map((k) => `${k.replace('CpuUs', '')} ${round(median(cpuAlone.map((c) => c[k]!)))}/${round(median(cpuBeside.map((c) => c[k]!)))}`).join(', '),
       },

@@ -89,7 +89,8 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
   const perDestination = new Map<string, number>();
   // Whether each destination's tasks are held, decided once per batch.
   const holding = new Map<string, boolean>();
-  const held = deps.holds ? new HeldRanges(batch.topic, batch.partition) : undefined;
+  const { holds } = deps;
+  const held = holds ? new HeldRanges(batch.topic, batch.partition) : undefined;
   for (const message of messages) {
     deps.metrics.consumed.inc();
     let decoded: Decoded;
@@ -110,7 +111,7 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
     }
     if (decision.kind === 'tasks') {
       for (const { key, task } of decision.tasks) {
-        if (held && isHeld(deps, holding, task.destinationId, now)) {
+        if (held && holds && isHeld(holds.states, holding, task.destinationId, now)) {
           held.add(task.destinationId, task.sourceId, Number(message.offset), task.messageId);
           continue;
         }
@@ -133,7 +134,7 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
     }
   }
 
-  const holdRecords = held?.size && deps.holds ? held.records(deps.holds.policy, now) : [];
+  const holdRecords = held?.size && holds ? held.records(holds.policy, now) : [];
   const deferrals: DeferralTrace[] = deps.recordTrace ? holdRecords.map((h) => h.trace) : [];
   const end = deps.metrics.transaction.startTimer();
   try {
@@ -155,9 +156,10 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
   deps.metrics.lag.set({ partition: String(batch.partition) }, Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(batch.lastOffset()) - 1n)));
 }
 
-function isHeld(deps: FanoutDeps, holding: Map<string, boolean>, destinationId: string, now: number): boolean {
+/** Whether a destination's tasks are held in this batch: asked of the states once per batch. */
+function isHeld(states: DestinationStates, holding: Map<string, boolean>, destinationId: string, now: number): boolean {
   let held = holding.get(destinationId);
-  if (held === undefined) holding.set(destinationId, (held = deps.holds!.states.refusing(destinationId, now)));
+  if (held === undefined) holding.set(destinationId, (held = states.refusing(destinationId, now)));
   return held;
 }
 
