@@ -517,8 +517,9 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
   if (only.has('isolation')) {
     // Production-like retry settings (first tier 10 s, breaker open 30 s): with the storm's 1 s / 2 s
     // tiers every hung task would cycle through Kafka every two seconds, a load no deployment
-    // configures. Two tiers, because setup made two tier topics for this pipeline.
-    await p1.restart('delivery', { SWITCHYARD_RETRY_TIERS: '10s,1m', DELIVERY_BREAKER_OPEN: '30s' });
+    // configures. Two tiers, because setup made two tier topics for this pipeline. Fan-out gets the
+    // same tiers: it writes the ranges it holds due as delivery's first deferral.
+    await Promise.all([p1.restart('fanout', { SWITCHYARD_RETRY_TIERS: '10s,1m' }), p1.restart('delivery', { SWITCHYARD_RETRY_TIERS: '10s,1m', DELIVERY_BREAKER_OPEN: '30s' })]);
     log(`isolation, ${s.rounds} round(s): ${s.isolationEvents} events to a healthy destination alone, beside a healthy one, beside a timing-out one`);
     await saturate(sAlone, rAlone, 'warm-alone', s.isolationEvents / 4); // the restarted delivery warms up first (JIT, connections)
     const alone: number[] = [];
