@@ -304,9 +304,33 @@ async function deferredRanges(service: RunningService, event: string): Promise<n
   return Number(new RegExp(`^delivery_deferred_ranges_total\\{event="${event}"[^}]*\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
 }
 
+// Short timeout, breaker and tiers: the circuit opens within a second, and a range falls due often.
+const rangeSettings = { SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', DELIVERY_TIMEOUT: '300ms', DELIVERY_BREAKER_THRESHOLD: '2', DELIVERY_BREAKER_OPEN: '1s', SWITCHYARD_RETRY_TIERS: '500ms,1s' };
+
+/** A pipeline (topics, config) with one destination that never answers and a 4 s retry deadline, and a reader of its dead letters. */
+async function neverAnswering(label: string) {
+  const prefix = uniquePrefix(label);
+  const receiver = await startReceiver(() => ({ hang: true }));
+  const source = makeSource();
+  const destination = makeDestination(source.id, { webhooks: hooks(receiver.url) });
+  const env = pipelineEnv(prefix, { ...rangeSettings, SWITCHYARD_RETRY_DEADLINE: '4s' });
+  const topics = topicNames(prefix);
+  await setupTopics(env);
+  await writeConfig(prefix, { sources: [source], destinations: [destination] });
+  const writer = await new PipelineWriter().start();
+  const deadLetters = await new TopicReader([topics.deadLetter]).start();
+  /** The dead letters of these task ids, once each has one (or after 60 s). */
+  const lettersOf = async (ids: Set<string>) => {
+    const dead = () => deadLetters.values<DeadLetter>(topics.deadLetter, (d) => ids.has(d.task.taskId));
+    const until = Date.now() + 60_000;
+    while (new Set(dead().map((d) => d.task.taskId)).size < ids.size && Date.now() < until) await sleep(200);
+    return dead();
+  };
+  const close = async () => { await writer.stop(); await deadLetters.stop(); await receiver.close(); };
+  return { env, topics, source, destination, receiver, writer, lettersOf, close };
+}
+
 describe('delivery: deferred ranges (tasks of a destination that does not answer, kept in the delivery topic)', () => {
-  // Short timeout, breaker and tiers: the circuit opens within a second, and a range falls due often.
-  const settings = { SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', DELIVERY_TIMEOUT: '300ms', DELIVERY_BREAKER_THRESHOLD: '2', DELIVERY_BREAKER_OPEN: '1s', SWITCHYARD_RETRY_TIERS: '500ms,1s' };
 
   it('a destination down, then back: its tasks are deferred as ranges, read back and every one delivered', async () => {
     const prefix = uniquePrefix('delivery-ranges');
@@ -316,7 +340,7 @@ describe('delivery: deferred ranges (tasks of a destination that does not answer
     const source = makeSource();
     const destination = makeDestination(source.id, { webhooks: hooks(receiver.url) });
     const other = makeDestination(source.id, { webhooks: hooks(healthy.url) });
-    const env = pipelineEnv(prefix, { ...settings, SWITCHYARD_RETRY_DEADLINE: '2m' });
+    const env = pipelineEnv(prefix, { ...rangeSettings, SWITCHYARD_RETRY_DEADLINE: '2m' });
     await setupTopics(env);
     await writeConfig(prefix, { sources: [source], destinations: [destination, other] });
     const writer = await new PipelineWriter().start();
@@ -354,16 +378,7 @@ describe('delivery: deferred ranges (tasks of a destination that does not answer
   });
 
   it('a destination that never answers: its deferred ranges are dead-lettered at the deadline, every task once at least', async () => {
-    const prefix = uniquePrefix('delivery-ranges-deadline');
-    const receiver = await startReceiver(() => ({ hang: true }));
-    const source = makeSource();
-    const destination = makeDestination(source.id, { webhooks: hooks(receiver.url) });
-    const env = pipelineEnv(prefix, { ...settings, SWITCHYARD_RETRY_DEADLINE: '4s' });
-    const topics = topicNames(prefix);
-    await setupTopics(env);
-    await writeConfig(prefix, { sources: [source], destinations: [destination] });
-    const writer = await new PipelineWriter().start();
-    const deadLetters = await new TopicReader([topics.deadLetter]).start();
+    const { env, topics, destination, receiver, writer, lettersOf, close } = await neverAnswering('delivery-ranges-deadline');
     const delivery = await startService('delivery', env);
     try {
       await writer.tasks(topics.delivery, Array.from({ length: 10 }, () => task(destination.id)));
@@ -371,19 +386,14 @@ describe('delivery: deferred ranges (tasks of a destination that does not answer
       const tasks = Array.from({ length: 1000 }, () => task(destination.id));
       await writer.tasks(topics.delivery, tasks);
       const ids = new Set(tasks.map((t) => t.taskId));
-      const dead = () => deadLetters.values<DeadLetter>(topics.deadLetter, (d) => ids.has(d.task.taskId));
-      const until = Date.now() + 60_000;
-      while (new Set(dead().map((d) => d.task.taskId)).size < ids.size && Date.now() < until) await sleep(200);
-      const letters = dead();
+      const letters = await lettersOf(ids);
       console.log(`# deferred ranges at the deadline: ${ids.size} tasks, ${letters.length} dead letters, ${await deferredRanges(delivery, 'written')} ranges written, ${await deferredRanges(delivery, 'deferred_again')} deferred again`);
       assert.equal(new Set(letters.map((d) => d.task.taskId)).size, ids.size, 'every task dead-lettered');
       assert.ok(letters.every((d) => d.reason === 'deadline'), 'reason deadline');
       assert.ok(await deferredRanges(delivery, 'written') > 0, 'tasks were deferred as ranges');
     } finally {
-      await writer.stop();
-      await deadLetters.stop();
       await delivery.stop();
-      await receiver.close();
+      await close();
     }
   });
 });
@@ -395,7 +405,6 @@ async function metricTotal(service: RunningService, name: string): Promise<numbe
 }
 
 describe('fan-out holds the tasks of a destination delivery reports refusing (one range per batch, read from the ingest topic)', () => {
-  const settings = { SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', DELIVERY_TIMEOUT: '300ms', DELIVERY_BREAKER_THRESHOLD: '2', DELIVERY_BREAKER_OPEN: '1s', SWITCHYARD_RETRY_TIERS: '500ms,1s' };
   const track = (sourceId: string) => ['io.switchyard.event.Track', event('io.switchyard.event.Track', { sourceId, userId: `u-${randomUUID().slice(0, 8)}`, event: 'Held', properties: '{}' })] as [EventName, AvroRecordTypes[EventName]];
   const idsOf = (reqs: Array<{ text?: string }>) => new Set(reqs.map((r) => r.text && (JSON.parse(r.text) as { messageId: string }).messageId));
 
@@ -421,7 +430,7 @@ describe('fan-out holds the tasks of a destination delivery reports refusing (on
     const source = makeSource();
     const destination = makeDestination(source.id, { webhooks: hooks(receiver.url) });
     const other = makeDestination(source.id, { webhooks: hooks(healthy.url) });
-    const env = pipelineEnv(prefix, { ...settings, SWITCHYARD_RETRY_DEADLINE: '2m' });
+    const env = pipelineEnv(prefix, { ...rangeSettings, SWITCHYARD_RETRY_DEADLINE: '2m' });
     const topics = topicNames(prefix);
     await setupTopics(env);
     await writeConfig(prefix, { sources: [source], destinations: [destination, other] });
@@ -455,34 +464,20 @@ describe('fan-out holds the tasks of a destination delivery reports refusing (on
   });
 
   it('a destination that never answers: its held events are dead-lettered at the deadline, each once at least', async () => {
-    const prefix = uniquePrefix('fanout-holds-deadline');
-    const receiver = await startReceiver(() => ({ hang: true }));
-    const source = makeSource();
-    const destination = makeDestination(source.id, { webhooks: hooks(receiver.url) });
-    const env = pipelineEnv(prefix, { ...settings, SWITCHYARD_RETRY_DEADLINE: '4s' });
-    const topics = topicNames(prefix);
-    await setupTopics(env);
-    await writeConfig(prefix, { sources: [source], destinations: [destination] });
-    const writer = await new PipelineWriter().start();
-    const deadLetters = await new TopicReader([topics.deadLetter]).start();
+    const { env, topics, source, destination, writer, lettersOf, close } = await neverAnswering('fanout-holds-deadline');
     const [fanout, delivery] = await Promise.all([startService('fanout', env), startService('delivery', env)]);
     try {
       const early = await writeUntilHeld(writer, topics.ingest, source.id, fanout);
       const later = Array.from({ length: 500 }, () => track(source.id));
       await writer.events(topics.ingest, ...later);
       const ids = new Set([...early, ...later.map(([, v]) => v)].map((e) => `${e.messageId}:${destination.id}`));
-      const dead = () => deadLetters.values<DeadLetter>(topics.deadLetter, (d) => ids.has(d.task.taskId));
-      const until = Date.now() + 60_000;
-      while (new Set(dead().map((d) => d.task.taskId)).size < ids.size && Date.now() < until) await sleep(200);
-      const letters = dead();
+      const letters = await lettersOf(ids);
       console.log(`# held at the deadline: ${ids.size} events, ${await metricTotal(fanout, 'fanout_tasks_held_total')} held, ${letters.length} dead letters`);
       assert.equal(new Set(letters.map((d) => d.task.taskId)).size, ids.size, 'every event dead-lettered');
       assert.ok(letters.every((d) => d.reason === 'deadline'), 'reason deadline');
     } finally {
-      await writer.stop();
-      await deadLetters.stop();
       await Promise.all([fanout.stop(), delivery.stop()]);
-      await receiver.close();
+      await close();
     }
   });
 });
