@@ -312,11 +312,16 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
     const ids = reqs.flatMap((x) => x.ids);
     const cpu0 = process.cpuUsage();
     const serviceCpu0 = p1.services.map((x) => cpuMs(x.proc.child.pid));
+    const brokerCpu0 = brokerPids.reduce((a, pid) => a + cpuMs(pid), 0);
     const res = await runLoad({ origin: ingest!.url, path: '/v1/batch', headers: basicAuth(src), requests: reqs, concurrency: s.ingestConcurrency });
     const ok = await Promise.all([r, ...alsoAt].map((x) => x.waitForAll(ids, s.deliverTimeoutMs))).then(() => res.errors === 0, () => false);
     const cpu = process.cpuUsage(cpu0);
     // Each service's CPU per event over the load (µs): what a rate is bought with, steadier than rates on a shared machine.
-    const cpuPerEvent = Object.fromEntries(p1.services.map((x, i) => [`${x.name}CpuUs`, ((cpuMs(x.proc.child.pid) - serviceCpu0[i]!) * 1000) / ids.length]));
+    // The broker's too, when this run started it (none on a reused stack).
+    const cpuPerEvent = Object.fromEntries([
+      ...p1.services.map((x, i) => [`${x.name}CpuUs`, ((cpuMs(x.proc.child.pid) - serviceCpu0[i]!) * 1000) / ids.length] as const),
+      ...(brokerPids.length ? [['brokerCpuUs', ((brokerPids.reduce((a, pid) => a + cpuMs(pid), 0) - brokerCpu0) * 1000) / ids.length] as const] : []),
+    ]);
     const last = Math.max(...ids.map((id) => r.arrivals.get(id) ?? 0));
     const result = { rate: countArrived(ids, r.arrivals) / ((last - res.startedAt) / 1000), ok, events: ids.length, duplicates: r.duplicates(), ingestAcceptedPerS: ids.length / ((res.endedAt - res.startedAt) / 1000), benchCpu: (cpu.user + cpu.system) / 1000 / (last - res.startedAt), cpuPerEvent };
     for (const x of [r, ...alsoAt]) x.reset();

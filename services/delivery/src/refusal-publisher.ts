@@ -48,6 +48,12 @@ export class RefusalPublisher {
   private publish(state: DestinationState): void {
     if (this.writing.has(state.destinationId)) return;
     this.writing.add(state.destinationId);
+    // Logged when it changes, not on each refresh.
+    if (this.deps.states.get(state.destinationId)?.refusing !== state.refusing) {
+      this.deps.logger.info({ destinationId: state.destinationId, refusing: state.refusing }, state.refusing
+        ? 'destination refuses every request: reported, fan-out holds its tasks'
+        : 'destination answers again: reported, fan-out writes its tasks');
+    }
     // Applied at once: the next calls see it before it is read back from the topic.
     this.deps.states.apply(state);
     this.deps.write(state).catch((err: unknown) => {
