@@ -3,6 +3,7 @@ import type { ConfigState, Destination } from '@switchyard/platform/config-view/
 import type { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { Logger } from '@switchyard/platform/logger';
+import { nextRetry, type RetryPolicy } from '@switchyard/platform/retry-schedule';
 import type { DeadLetter, DeferralTrace, DeferredRange, DeliveryAttempt, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { breakerKey, isBreakerFailure, type CircuitBreaker } from './circuit-breaker.js';
 import type { PendingRange } from './deferred-ranges.js';
@@ -11,7 +12,6 @@ import type { FailedAttemptLog } from './failed-attempt-log.js';
 import type { RefusalPublisher } from './refusal-publisher.js';
 import { combineUrlOutcomes, type UrlOutcome } from './multi-url.js';
 import { classifyAttempt, type AttemptResult, type DeadLetterReason } from './outcome.js';
-import { nextRetry, type RetryPolicy } from '@switchyard/platform/retry-schedule';
 import { standardSigning, type StandardSigning } from './standard-signing.js';
 import type { WebhookClient } from './webhook-client.js';
 
