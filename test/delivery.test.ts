@@ -330,22 +330,28 @@ async function neverAnswering(label: string) {
   return { env, topics, source, destination, receiver, writer, lettersOf, close };
 }
 
-describe('delivery: deferred ranges (tasks of a destination that does not answer, kept in the delivery topic)', () => {
+/** A pipeline (topics, config) with one destination down until `back()` and a healthy one beside it, both of one source. */
+async function downThenBack(label: string) {
+  const prefix = uniquePrefix(label);
+  let down = true;
+  const receiver = await startReceiver(() => (down ? { hang: true } : {}));
+  const healthy = await startReceiver();
+  const source = makeSource();
+  const destination = makeDestination(source.id, { webhooks: hooks(receiver.url) });
+  const other = makeDestination(source.id, { webhooks: hooks(healthy.url) });
+  const env = pipelineEnv(prefix, { ...rangeSettings, SWITCHYARD_RETRY_DEADLINE: '2m' });
+  await setupTopics(env);
+  await writeConfig(prefix, { sources: [source], destinations: [destination, other] });
+  const writer = await new PipelineWriter().start();
+  const close = async () => { await writer.stop(); await Promise.all([receiver.close(), healthy.close()]); };
+  return { env, topics: topicNames(prefix), source, destination, other, receiver, healthy, writer, back: () => { down = false; }, close };
+}
 
+describe('delivery: deferred ranges (tasks of a destination that does not answer, kept in the delivery topic)', () => {
   it('a destination down, then back: its tasks are deferred as ranges, read back and every one delivered', async () => {
-    const prefix = uniquePrefix('delivery-ranges');
-    let down = true;
-    const receiver = await startReceiver(() => (down ? { hang: true } : {}));
-    const healthy = await startReceiver();
-    const source = makeSource();
-    const destination = makeDestination(source.id, { webhooks: hooks(receiver.url) });
-    const other = makeDestination(source.id, { webhooks: hooks(healthy.url) });
-    const env = pipelineEnv(prefix, { ...rangeSettings, SWITCHYARD_RETRY_DEADLINE: '2m' });
-    await setupTopics(env);
-    await writeConfig(prefix, { sources: [source], destinations: [destination, other] });
-    const writer = await new PipelineWriter().start();
-    const topic = topicNames(prefix).delivery;
-    const traces = await new TopicReader([topicNames(prefix).deliveryAttempts]).start();
+    const { env, topics, destination, other, receiver, healthy, writer, back, close } = await downThenBack('delivery-ranges');
+    const topic = topics.delivery;
+    const traces = await new TopicReader([topics.deliveryAttempts]).start();
     const delivery = await startService('delivery', env);
     try {
       // Open the circuit first, then write tasks of both destinations interleaved.
@@ -358,22 +364,21 @@ describe('delivery: deferred ranges (tasks of a destination that does not answer
       while (await deferredRanges(delivery, 'written') === 0 && Date.now() < deadline) await sleep(100);
       const written = await deferredRanges(delivery, 'written');
       assert.ok(written > 0, 'tasks were deferred as ranges');
-      down = false;
+      back();
       const expected = new Set(tasks.filter((t) => t.destinationId === destination.id).map((t) => t.messageId));
       await receiver.waitFor((reqs) => { const seen = new Set(reqs.map((r) => r.text && JSON.parse(r.text).messageId)); return [...expected].every((id) => seen.has(id)); }, 90_000);
       const read = await deferredRanges(delivery, 'read');
       console.log(`# deferred ranges: ${expected.size} tasks of a destination down then back, ${written} ranges written, ${read} read back, ${receiver.count()} requests to it`);
       assert.ok(read > 0, 'ranges were read back from the delivery topic');
       // The trace names every deferred message once per range, not once per task.
-      const deferrals = traces.values<TraceRecords>(topicNames(prefix).deliveryAttempts).flatMap((r) => r.deferrals);
+      const deferrals = traces.values<TraceRecords>(topics.deliveryAttempts).flatMap((r) => r.deferrals);
       const traced = deferrals.flatMap((d) => d.messageIds);
       assert.ok(deferrals.length > 0 && deferrals.every((d) => d.destinationId === destination.id && ['circuit_open', 'overloaded'].includes(d.error)));
       assert.ok(traced.length > 0 && traced.every((id) => expected.has(id)), 'deferred messages are traced');
     } finally {
-      await writer.stop();
       await traces.stop();
       await delivery.stop();
-      await Promise.all([receiver.close(), healthy.close()]);
+      await close();
     }
   });
 
@@ -423,18 +428,7 @@ describe('fan-out holds the tasks of a destination delivery reports refusing (on
   }
 
   it('a destination down, then back: its events are held, then every one delivered; the healthy neighbour gets all of its own at once', async () => {
-    const prefix = uniquePrefix('fanout-holds');
-    let down = true;
-    const receiver = await startReceiver(() => (down ? { hang: true } : {}));
-    const healthy = await startReceiver();
-    const source = makeSource();
-    const destination = makeDestination(source.id, { webhooks: hooks(receiver.url) });
-    const other = makeDestination(source.id, { webhooks: hooks(healthy.url) });
-    const env = pipelineEnv(prefix, { ...rangeSettings, SWITCHYARD_RETRY_DEADLINE: '2m' });
-    const topics = topicNames(prefix);
-    await setupTopics(env);
-    await writeConfig(prefix, { sources: [source], destinations: [destination, other] });
-    const writer = await new PipelineWriter().start();
+    const { env, topics, source, destination, receiver, healthy, writer, back, close } = await downThenBack('fanout-holds');
     const traces = await new TopicReader([topics.deliveryAttempts, topics.delivery]).start();
     const [fanout, delivery] = await Promise.all([startService('fanout', env), startService('delivery', env)]);
     try {
@@ -445,7 +439,7 @@ describe('fan-out holds the tasks of a destination delivery reports refusing (on
       await healthy.waitFor((reqs) => { const seen = idsOf(reqs); return all.every((id) => seen.has(id)); }, 60_000);
       const held = await metricTotal(fanout, 'fanout_tasks_held_total');
       const written = traces.values<{ destinationId: string }>(topics.delivery, (t) => t.destinationId === destination.id).length;
-      down = false;
+      back();
       await receiver.waitFor((reqs) => { const seen = idsOf(reqs); return all.every((id) => seen.has(id)); }, 90_000);
       const read = await deferredRanges(delivery, 'read');
       console.log(`# fan-out holds: ${all.length} events, ${held} tasks of the refusing destination held, ${written} written, ${read} ranges read back, ${receiver.count()} requests to it`);
@@ -456,10 +450,9 @@ describe('fan-out holds the tasks of a destination delivery reports refusing (on
       const deferred = new Set(traces.values<TraceRecords>(topics.deliveryAttempts).flatMap((r) => r.deferrals).filter((d) => d.destinationId === destination.id).flatMap((d) => d.messageIds));
       assert.ok(deferred.size >= held, 'held messages are traced as deferred');
     } finally {
-      await writer.stop();
       await traces.stop();
       await Promise.all([fanout.stop(), delivery.stop()]);
-      await Promise.all([receiver.close(), healthy.close()]);
+      await close();
     }
   });
 
