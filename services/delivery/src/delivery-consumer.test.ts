@@ -429,6 +429,7 @@ describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest re
   const codec = {
     decodeKnown: (value: Buffer) => {
       const [kind, n] = value.toString().split(':');
+      if (kind === 'bad') throw new Error('unknown schema id 99');
       if (kind === 'held') {
         return { name: 'io.switchyard.pipeline.DeferredRange', value: { destinationId: 'hung', topic: INGEST, partition: 2, fromOffset: 5, toOffset: 9, tasks: 3, attempt: 1, firstAttemptAt: 1234, deadline: Date.now() + 60_000, notBefore: null, lastError: 'circuit_open', heldOffsets: [5, 7, 9] } };
       }
@@ -436,16 +437,17 @@ describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest re
     },
   } as unknown as AvroCodec;
 
-  async function heldRangeFellDue(runner: TaskRunner) {
+  async function heldRangeFellDue(runner: TaskRunner, values = [5, 6, 7, 8, 9].map((n) => `e:${n}`)) {
     const consumer = new FakeConsumer();
     const read: Array<[string, number, bigint, bigint]> = [];
+    const setAside: Array<[string, number, string, string]> = [];
     const delivery = new DeliveryConsumer({
       consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, TIER], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry()),
       logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
-      setAside: async () => undefined,
+      setAside: async (_value, topic, partition, offset, reason) => { setAside.push([topic, partition, offset, reason]); },
       readRange: async (topic, partition, from, to) => {
         read.push([topic, partition, from, to]);
-        return [5, 6, 7, 8, 9].map((n) => ({ offset: String(n), key: Buffer.from(`src:u${n}`), value: Buffer.from(`e:${n}`) }));
+        return values.map((v, i) => ({ offset: String(5 + i), key: Buffer.from(`src:u${5 + i}`), value: Buffer.from(v) }));
       },
     });
     await delivery.start();
@@ -455,7 +457,7 @@ describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest re
       resolveOffset: () => undefined, heartbeat: async () => undefined, isRunning: () => true, isStale: () => false,
     } as unknown as EachBatchPayload);
     await new Promise((r) => setTimeout(r, 30));
-    return { consumer, read };
+    return { consumer, read, setAside };
   }
 
   it('read from the ingest topic: the held events only, as the tasks fan-out would have written, with the range\'s attempt count', async () => {
@@ -481,5 +483,14 @@ describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest re
     } as unknown as TaskRunner;
     await heldRangeFellDue(runner);
     assert.deepEqual(again.map((r) => [r.fromOffset, r.tasks, r.heldOffsets]), [[7, 2, [7, 9]]]);
+  });
+
+  it('a held event that cannot be decoded is set aside on invalid-events, not dropped; the others run', async () => {
+    const sent: string[] = [];
+    const runner = { circuitOpen: () => false, destinationRefuses: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); } } as unknown as TaskRunner;
+    const { consumer, setAside } = await heldRangeFellDue(runner, ['e:5', 'e:6', 'bad', 'e:8', 'e:9']);
+    assert.deepEqual(sent, ['m5:hung', 'm9:hung']);
+    assert.deepEqual(setAside, [[INGEST, 2, '7', 'held for hung: unknown schema id 99']]);
+    assert.deepEqual(consumer.commits.at(-1), [{ topic: TIER, partition: 0, offset: '41' }]);
   });
 });

@@ -667,21 +667,28 @@ export class DeliveryConsumer {
   /**
    * The tasks of a range fan-out held, built from its ingest records as fan-out would have written
    * them (created when they were held). Each held event was decided and its body built once already,
-   * so one that now fails is a fault: logged with the shortfall.
+   * so one that now fails is a fault: set aside on invalid-events with the reason, like an
+   * unreadable task.
    */
   private async heldTasksOfRange(records: FetchedRecord[], range: DeferredRange, heldOffsets: number[]): Promise<Array<{ offset: string; task: DeliveryTask }>> {
     const held = new Set(heldOffsets);
     const tasks: Array<{ offset: string; task: DeliveryTask }> = [];
     for (const record of records) {
       if (!held.has(Number(record.offset))) continue;
+      let reason: string;
       try {
         const decoded = this.opts.codec.decodeKnown(record.value) ?? await this.opts.codec.decode(record.value);
         const event = eventRecordOf(decoded);
-        if (!event) continue;
-        tasks.push({ offset: record.offset, task: freshTask(event, range.destinationId, webhookBodyText(event), range.firstAttemptAt) });
+        if (event) {
+          tasks.push({ offset: record.offset, task: freshTask(event, range.destinationId, webhookBodyText(event), range.firstAttemptAt) });
+          continue;
+        }
+        reason = `${decoded.name} is not an event type`;
       } catch (err) {
-        this.opts.logger.error({ err, topic: range.topic, partition: range.partition, offset: record.offset, destinationId: range.destinationId }, 'a held event cannot be made a task');
+        reason = (err as Error).message;
       }
+      this.opts.logger.error({ topic: range.topic, partition: range.partition, offset: record.offset, destinationId: range.destinationId, reason }, 'a held event cannot be made a task');
+      await this.opts.setAside(record.value, range.topic, range.partition, record.offset, `held for ${range.destinationId}: ${reason}`);
     }
     if (tasks.length < range.tasks) {
       this.opts.logger.error({ ...range, heldOffsets: undefined, found: tasks.length }, 'a held range holds fewer events than it counted');
