@@ -215,6 +215,11 @@ describe('fan-out crash test: SIGKILL mid-stream, exactly one task per event and
       assert.equal(missing.length, 0);
       assert.equal(duplicated.length, 0);
       assert.equal(counts.size, expected.length);
+      // Each delivery partition is written by one ingest partition's transactions (task-partitions.ts).
+      const ingestPartition = new Map(reader.records.filter((r) => r.topic === topics.ingest).map((r) => [(r.decoded?.value as { messageId?: string } | undefined)?.messageId, r.partition]));
+      const tasks = reader.records.filter((r) => r.topic === topics.delivery && r.decoded);
+      assert.ok(new Set(tasks.map((r) => r.partition)).size > 1, 'tasks in more than one partition');
+      assert.deepEqual(tasks.filter((r) => r.partition !== ingestPartition.get((r.decoded!.value as DeliveryTask).messageId)).map((r) => `${r.partition}/${r.offset}`), []);
     } finally {
       await reader.stop();
       await fanout.stop();

@@ -14,6 +14,7 @@ import type { FilterReason, UsageOutcome } from '@switchyard/platform/usage/usag
 import { decideFanout, fanoutTrace, type EventFacts } from './fanout-decision.js';
 import type { FanoutMetrics } from './fanout-metrics.js';
 import { HeldRanges } from './held-ranges.js';
+import { taskPartition, type PartitionLayout } from './task-partitions.js';
 
 export interface FanoutDeps {
   consumer: Consumer;
@@ -27,6 +28,8 @@ export interface FanoutDeps {
   clock: () => number;
   /** Write one FanoutTrace per event to the delivery-attempts topic, in the batch's transaction. */
   recordTrace: boolean;
+  /** The partition counts: which delivery partitions this batch's tasks go to (task-partitions.ts). */
+  layout: PartitionLayout;
   /**
    * Usage, counted once the batch committed: calls filtered by integrations or by destination
    * filters, and direct records (no origin header) accepted or rejected by the call rules.
@@ -81,7 +84,7 @@ type Batch = EachBatchPayload['batch'];
 
 async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['messages'], lease: PartitionLease): Promise<void> {
   const { topics } = deps;
-  const tasks: OutMessage[] = [];
+  const tasks: Array<{ key: string; value: Buffer }> = [];
   const invalid: OutMessage[] = [];
   const traces: FanoutTrace[] = [];
   const counted: Counted[] = [];
@@ -139,7 +142,7 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
   const end = deps.metrics.transaction.startTimer();
   try {
     await lease.commit([
-      ...tasks.map((m) => ({ topic: topics.delivery, ...m })),
+      ...tasks.map((m) => ({ topic: topics.delivery, partition: taskPartition(deps.layout, batch.partition, m.key), ...m })),
       ...holdRecords.map((h) => ({ topic: topics.retry(h.tier), key: h.key, value: deps.codec.encode('io.switchyard.pipeline.DeferredRange', h.range) })),
       ...invalid.map((m) => ({ topic: topics.invalidEvents, ...m })),
       // One trace record per batch, not per event: Kafka's per-record cost stays off this hop.

@@ -1,10 +1,13 @@
 // The fan-out service: reads the ingest topic and writes one delivery task per (event, enabled
 // webhooks destination), exactly once, through Kafka transactions.
 // Composition root: the only place that reads the environment and wires I/O.
+import type { Kafka } from 'kafkajs';
 import { z } from 'zod';
 import { loadConfig, commonEnv, env, retryEnv } from '@switchyard/platform/config';
 import { DestinationStates, followDestinationStates } from '@switchyard/platform/holds/destination-states';
 import { validateRetryPolicy } from '@switchyard/platform/retry-schedule';
+import { partitionCounts } from '@switchyard/platform/kafka/admin';
+import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { connectPipeline, startConfigView, startPartitionTransactions } from '@switchyard/platform/pipeline';
@@ -14,6 +17,7 @@ import { runFanout } from './fanout-consumer.js';
 import { mayHold } from './held-ranges.js';
 import { ReplayRunner } from './replay-runner.js';
 import { fanoutMetrics } from './fanout-metrics.js';
+import type { PartitionLayout } from './task-partitions.js';
 
 const configSchema = z.object({
   ...commonEnv,
@@ -59,6 +63,8 @@ runMain('fanout', async () => {
     runtime.lifecycle.onShutdown('destination-states', () => follower.stop());
     holds = { states, policy };
   }
+  const layout = await readPartitionLayout(kafka, topics);
+  runtime.logger.info(layout, 'partitions: ingest and delivery');
   // Replays of a time range into one destination: run by whichever instance owns the replays topic.
   const replays = new ReplayRunner({ kafka, codec, config: view.state, topics, logger: runtime.logger, clock: Date.now, prefix: config.SWITCHYARD_TOPIC_PREFIX, maxRate: config.FANOUT_REPLAY_MAX_RATE });
   await replays.start();
@@ -74,6 +80,26 @@ runMain('fanout', async () => {
   consumer.on(consumer.events.GROUP_JOIN, () => metrics.lag.reset());
   await runFanout({
     consumer, transactions, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now,
-    recordTrace: config.FANOUT_RECORD_TRACE, ...(holds ? { holds } : {}), countUsage: (sourceId, receivedAt, outcome, n, reason) => usage.count(sourceId, receivedAt, outcome, n, reason),
+    layout, recordTrace: config.FANOUT_RECORD_TRACE, ...(holds ? { holds } : {}), countUsage: (sourceId, receivedAt, outcome, n, reason) => usage.count(sourceId, receivedAt, outcome, n, reason),
   });
 });
+
+/**
+ * The ingest and delivery topics' partition counts (setup created both). Read once: partitions added
+ * later are used after a restart, and until then every task still goes to a partition that exists.
+ */
+async function readPartitionLayout(kafka: Kafka, topics: TopicNames): Promise<PartitionLayout> {
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const counts = await partitionCounts(admin, [topics.ingest, topics.delivery]);
+    const count = (topic: string) => {
+      const n = counts.get(topic);
+      if (!n) throw new Error(`topic ${topic} has no partitions: run setup first`);
+      return n;
+    };
+    return { ingest: count(topics.ingest), delivery: count(topics.delivery) };
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+}

@@ -90,3 +90,9 @@ function log(result: EnsureTopicsResult, logger?: Logger): EnsureTopicsResult {
   }
   return result;
 }
+
+/** The partition count of each topic named, as the cluster's metadata has it now. */
+export async function partitionCounts(admin: Admin, topics: string[]): Promise<Map<string, number>> {
+  const metadata = await admin.fetchTopicMetadata({ topics });
+  return new Map(metadata.topics.map((t) => [t.name, t.partitions.length]));
+}

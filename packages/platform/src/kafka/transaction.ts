@@ -2,6 +2,8 @@ import type { Message, Producer } from 'kafkajs';
 
 export interface TransactionRecord {
   topic: string;
+  /** Absent: the producer's partitioner places the record by its key. */
+  partition?: number;
   key: string | null;
   value: Buffer | null;
   headers?: Readonly<Record<string, string>>;
@@ -32,7 +34,9 @@ export async function commitInTransaction(producer: Producer, records: Transacti
       for (const r of records.slice(i, i + CHUNK)) {
         let list = byTopic.get(r.topic);
         if (!list) byTopic.set(r.topic, (list = []));
-        list.push(r.headers ? { key: r.key, value: r.value, headers: r.headers } : { key: r.key, value: r.value });
+        const message: Message = r.headers ? { key: r.key, value: r.value, headers: r.headers } : { key: r.key, value: r.value };
+        if (r.partition !== undefined) message.partition = r.partition;
+        list.push(message);
       }
       await txn.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
     }
