@@ -8,6 +8,7 @@ const require = createRequire(import.meta.url);
 type Broker = { nodeId: number; [request: string]: unknown };
 const Cluster = require('kafkajs/src/cluster/index.js') as { prototype: { findGroupCoordinator(this: unknown, o: { groupId: string; coordinatorType?: number }): Promise<Broker> } };
 const Broker = require('kafkajs/src/broker/index.js') as { prototype: Record<string, (this: unknown, ...args: unknown[]) => Promise<unknown>> };
+const OffsetManager = require('kafkajs/src/consumer/offsetManager/index.js') as new (options: Record<string, unknown>) => { commitOffsets(offsets: { topics: Array<{ topic: string; partitions: Array<{ partition: number; offset: string }> }> }): Promise<void> };
 const { createErrorFromCode } = require('kafkajs/src/protocol/error.js') as { createErrorFromCode(code: number): Error };
 const { KafkaJSConnectionError } = require('kafkajs/src/errors.js') as Record<string, new (message: string) => Error>;
 
@@ -84,6 +85,27 @@ describe('kafkajs coordinator lookups', () => {
     brokers.set(2, b2);
     coordinator = 2;
     assert.equal(await Cluster.prototype.findGroupCoordinator.call(self, { groupId: 'g' }), b2);
+    assert.equal(calls.findCoordinator, 2);
+  });
+
+  it("a consumer's offset commits follow the coordinator when it moves (kafkajs kept the one its group joined with)", async () => {
+    let coordinator = 2;
+    const b2 = broker(2, async () => { if (coordinator !== 2) throw createErrorFromCode(16); return {}; });
+    const b1 = broker(1, async () => ({}));
+    const { self, calls } = cluster(new Map([[1, b1], [2, b2]]), () => coordinator);
+    // The rest of a Cluster the OffsetManager touches: kafkajs's own, with its map of committed offsets.
+    Object.setPrototypeOf(Object.assign(self, { committedOffsetsByGroup: new Map() }), Cluster.prototype);
+    const manager = new OffsetManager({
+      cluster: self, coordinator: b2, memberAssignment: { t: [0] }, autoCommit: false, topicConfigurations: {},
+      instrumentationEmitter: { emit() {} }, groupId: 'delivery', generationId: 1, memberId: 'm',
+    });
+    const commit = (offset: string) => manager.commitOffsets({ topics: [{ topic: 't', partitions: [{ partition: 0, offset }] }] });
+    await commit('5');
+    // Broker 2 killed and back, no longer the coordinator: one commit fails, the next finds broker 1.
+    coordinator = 1;
+    await assert.rejects(commit('6'), (e: Error & { type?: string }) => e.type === 'NOT_COORDINATOR_FOR_GROUP');
+    await commit('6');
+    await commit('7');
     assert.equal(calls.findCoordinator, 2);
   });
 

@@ -12,6 +12,13 @@
 //   its client's retry time: 200-300 ms by default, 10 ms and up for the exactly-once stages'
 //   transactional client (pipeline.ts, TRANSACTION_RETRY). Here the refused request alone is tried
 //   again from 2 ms, as the Java client does, before kafkajs's own retry takes over.
+// - A consumer's offset commits and fetches go to the coordinator its group joined with, for the
+//   whole generation: kafkajs's OffsetManager reconnects to the same node id and, told
+//   NOT_COORDINATOR, only refreshes the metadata. When that broker was killed and came back no
+//   longer the coordinator, every manual commit of delivery failed until the next rebalance, which
+//   did not come (the heartbeat went elsewhere): its partitions stalled (the cluster fault suite,
+//   "SIGKILL of the active KRaft controller"). Here they ask the cache, like every other
+//   coordinator request, so a failed commit makes the next one look the coordinator up again.
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -34,6 +41,11 @@ const COORDINATOR_REQUESTS = [
 
 interface BrokerInternals { nodeId: number; [key: string]: unknown }
 interface FindCoordinatorOptions { groupId: string; coordinatorType?: number }
+interface OffsetManagerInternals {
+  cluster: ClusterInternals;
+  groupId: string;
+  getCoordinator(): Promise<BrokerInternals>;
+}
 interface ClusterInternals {
   findGroupCoordinator(options: FindCoordinatorOptions): Promise<BrokerInternals>;
   findBroker(options: { nodeId: number }): Promise<BrokerInternals>;
@@ -92,12 +104,13 @@ export async function retryConcurrentTransactions<T>(send: () => Promise<T>, wai
 export function installCoordinatorCache(): void {
   const Cluster = require('kafkajs/src/cluster/index.js') as { prototype: ClusterInternals & { [installed]?: true } };
   const Broker = require('kafkajs/src/broker/index.js') as { prototype: Record<string, unknown> };
+  const OffsetManager = require('kafkajs/src/consumer/offsetManager/index.js') as { prototype: OffsetManagerInternals };
   const cluster = Cluster.prototype;
   if (cluster[installed]) return;
   const { findGroupCoordinator } = cluster;
   const missing = COORDINATOR_REQUESTS.filter((name) => typeof Broker.prototype[name] !== 'function');
-  if (typeof findGroupCoordinator !== 'function' || typeof cluster.findBroker !== 'function' || missing.length) {
-    throw new Error(`kafkajs Cluster/Broker lack ${missing.join(', ') || 'findGroupCoordinator/findBroker'}: the coordinator cache no longer fits this kafkajs`);
+  if (typeof findGroupCoordinator !== 'function' || typeof cluster.findBroker !== 'function' || typeof OffsetManager.prototype.getCoordinator !== 'function' || missing.length) {
+    throw new Error(`kafkajs Cluster/Broker/OffsetManager lack ${missing.join(', ') || 'findGroupCoordinator/findBroker/OffsetManager.getCoordinator'}: the coordinator cache no longer fits this kafkajs`);
   }
 
   cluster.findGroupCoordinator = async function (this: ClusterInternals, options) {
@@ -131,5 +144,8 @@ export function installCoordinatorCache(): void {
       }
     };
   }
+  OffsetManager.prototype.getCoordinator = function (this: OffsetManagerInternals) {
+    return this.cluster.findGroupCoordinator({ groupId: this.groupId });
+  };
   cluster[installed] = true;
 }
