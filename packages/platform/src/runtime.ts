@@ -25,12 +25,21 @@ export interface RuntimeOptions {
   shutdownTimeoutMs?: number;
 }
 
+/** The readiness check that holds a service not ready until its main has finished starting. */
+const START_UP = 'start-up';
+/** This process's runtime's readiness (one service per process): runMain marks start-up done. */
+let startingReadiness: Readiness | undefined;
+
 export function createRuntime({ service, logLevel, server: serverOptions, shutdownTimeoutMs }: RuntimeOptions): ServiceRuntime {
   const logger = createLogger({ service, level: logLevel });
   const metrics = createMetricsRegistry(service);
   const lifecycle = new Lifecycle(logger, shutdownTimeoutMs);
   const server = createServer({ logger, metrics, readiness: lifecycle.readiness, ...serverOptions });
   lifecycle.handleSignals();
+  // Ready only once main finished (runMain): between two start-up steps every check registered so
+  // far could be true while the next was not registered yet, and /readyz said ready too early.
+  lifecycle.readiness.set(START_UP, false);
+  startingReadiness = lifecycle.readiness;
   return {
     service, logger, metrics, lifecycle, readiness: lifecycle.readiness, server,
     async listen(host, port) {
@@ -56,11 +65,12 @@ export function createRuntime({ service, logLevel, server: serverOptions, shutdo
 }
 
 /**
- * Runs a service's main: configuration errors print every problem and exit 2; any other start-up
- * failure is logged and exits 1 (the orchestrator restarts the pod).
+ * Runs a service's main: once it has finished, the service may report ready (the `start-up` check);
+ * configuration errors print every problem and exit 2; any other start-up failure is logged and
+ * exits 1 (the orchestrator restarts the pod).
  */
 export function runMain(service: string, main: () => Promise<unknown>): void {
-  main().catch((err: unknown) => {
+  main().then(() => startingReadiness?.set(START_UP, true)).catch((err: unknown) => {
     // Stopped while starting (SIGTERM during a connect): the shutdown in progress decides the exit.
     if (Lifecycle.signalled) return;
     if (err instanceof ConfigError) {
