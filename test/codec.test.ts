@@ -2,9 +2,11 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { AvroCodec, type AvroRecordTypes } from '@switchyard/platform/codec/avro-codec';
 import { registerSubject } from '@switchyard/platform/codec/schema-registration';
-import { CodecError } from '@switchyard/platform/errors';
+import { CodecError, RegistryUnavailableError } from '@switchyard/platform/errors';
+import { freePort } from '../tools/stack/ports.js';
 import { ensureTopics } from '@switchyard/platform/kafka/admin';
 import { createProducer } from '@switchyard/platform/kafka/client';
 import { topicDeclarations, topicNames } from '@switchyard/platform/kafka/topics';
@@ -68,9 +70,22 @@ describe('Avro codec through the real registry', () => {
     for (const name of names) assert.deepEqual(decoded.get(name), samples[name], name);
   });
 
-  it('an unknown schema id and a non-Avro value are refused with codes', async () => {
-    await assert.rejects(new AvroCodec({ registryUrl }).decode(Buffer.from([0, 0x7f, 0xff, 0xff, 0xf0, 2, 3])), (e: unknown) => e instanceof CodecError && e.code === 'CODEC_UNKNOWN_SCHEMA');
+  it('an unknown schema id (once the registry has said so for a while) and a non-Avro value are refused with codes', async () => {
+    const fresh = new AvroCodec({ registryUrl, notFoundConfirmMs: 300 });
+    const unknownId = Buffer.from([0, 0x7f, 0xff, 0xff, 0xf0, 2, 3]);
+    // A registry that has just started answers 404 for ids it has: the first "not found" is asked again.
+    await assert.rejects(fresh.decode(unknownId), (e: unknown) => e instanceof RegistryUnavailableError);
+    await sleep(350);
+    await assert.rejects(fresh.decode(unknownId), (e: unknown) => e instanceof CodecError && e.code === 'CODEC_UNKNOWN_SCHEMA');
     await assert.rejects(codec.decode(Buffer.from('{"type":"track"}')), (e: unknown) => e instanceof CodecError && e.code === 'CODEC_BAD_FRAME');
+  });
+
+  it('a registry that does not answer is not an unknown schema: the record is to be read again, not set aside', async () => {
+    const id = codec.schemaId('io.switchyard.event.Track');
+    const record = codec.encode('io.switchyard.event.Track', samples['io.switchyard.event.Track']);
+    // Nothing listens there (a registry restarting): the client's own retries end in a refused connection.
+    const away = new AvroCodec({ registryUrl: `http://127.0.0.1:${await freePort()}/apis/ccompat/v7` });
+    await assert.rejects(away.decode(record), (e: unknown) => e instanceof RegistryUnavailableError && e.code === 'REGISTRY_UNAVAILABLE' && e.retriable && e.message.includes(`schema id ${id}`));
   });
 
   it('encoding a value that does not fit the schema fails with the field named', () => {

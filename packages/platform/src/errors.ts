@@ -37,3 +37,15 @@ export class CodecError extends SwitchyardError {
     this.name = 'CodecError';
   }
 }
+
+/**
+ * The schema registry did not answer a lookup (refused, timed out, 5xx): the record may be fine,
+ * so it must be read again later, never set aside as unreadable. Only the registry's "not found"
+ * (404) makes a schema id unknown (CodecError CODEC_UNKNOWN_SCHEMA).
+ */
+export class RegistryUnavailableError extends SwitchyardError {
+  constructor(message: string, cause?: unknown) {
+    super('REGISTRY_UNAVAILABLE', message, { retriable: true, status: 503, cause });
+    this.name = 'RegistryUnavailableError';
+  }
+}

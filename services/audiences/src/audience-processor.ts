@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import { RegistryUnavailableError } from '@switchyard/platform/errors';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import type { Consumer } from '@switchyard/platform/kafka/client';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
@@ -186,7 +187,12 @@ export class AudienceProcessor {
       const key = message.key?.toString('utf8');
       if (!key) continue;
       let decoded;
-      try { decoded = await this.deps.codec.decode(message.value); } catch { continue; } // fan-out sets such records aside
+      try {
+        decoded = await this.deps.codec.decode(message.value);
+      } catch (err) {
+        if (err instanceof RegistryUnavailableError) throw err; // the record may be fine: the batch is read again
+        continue; // fan-out sets such records aside
+      }
       const event = decoded.value as { sourceId: string; userId: string | null; anonymousId: string | null; context: string | null; timestamp: number };
       if (emittedByUs(event.context)) continue;
       if (decoded.name === 'io.switchyard.event.Delete') {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import { RegistryUnavailableError } from '@switchyard/platform/errors';
 import { createConsumer, type Admin, type Kafka } from '@switchyard/platform/kafka/client';
 import type { Logger } from '@switchyard/platform/logger';
 import type { AudienceUserState } from '@switchyard/platform/schemas/generated';
@@ -67,6 +68,7 @@ export async function restorePartition(opts: ChangelogOptions, partition: number
             const decoded = await codec.decode(message.value);
             if (decoded.name === 'io.switchyard.pipeline.AudienceUserState') apply(key, partition, decoded.value);
           } catch (err) {
+            if (err instanceof RegistryUnavailableError) throw err; // read again, not skipped
             logger.warn({ err, key }, 'unreadable state record skipped');
           }
         }

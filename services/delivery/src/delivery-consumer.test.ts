@@ -3,6 +3,7 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
+import { CodecError, RegistryUnavailableError } from '@switchyard/platform/errors';
 import { createLogger } from '@switchyard/platform/logger';
 import { Registry } from '@switchyard/platform/metrics';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
@@ -134,6 +135,47 @@ describe('DeliveryConsumer across rebalances', () => {
     await assert.rejects(consumer.eachBatch!(payload), /not aware/);
     assert.equal(checked, 1);
     assert.deepEqual(sent, []);
+  });
+});
+
+describe('DeliveryConsumer and a schema registry that does not answer', () => {
+  /** A consumer whose codec must look up each record's writer schema; `lookup` answers for the registry. */
+  function withLookup(lookup: () => Promise<unknown>) {
+    const consumer = new FakeConsumer();
+    const setAside: string[] = [];
+    const sent: string[] = [];
+    const codec = { decodeKnown: () => undefined, decode: lookup } as unknown as AvroCodec;
+    const runner = { circuitOpen: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); } } as unknown as TaskRunner;
+    const delivery = new DeliveryConsumer({
+      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], deliveryTopic: TOPIC, readRange: async () => [], metrics: deliveryMetrics(new Registry()),
+      logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
+      setAside: async (_value, _topic, _partition, offset) => { setAside.push(offset); }, groupOffsets: async () => new Map([[`${TOPIC}:0`, 5n]]),
+    });
+    return { consumer, delivery, setAside, sent };
+  }
+
+  it('the record is read again from its offset a moment later, not set aside (the registry was restarting)', async () => {
+    const { consumer, delivery, setAside, sent } = withLookup(async () => { throw new RegistryUnavailableError('schema id 11 could not be looked up: connect ECONNREFUSED'); });
+    await delivery.start();
+    consumer.join('member-1', [0]);
+    const { payload, resolved } = batchOf(['5', '6']);
+    await consumer.eachBatch!(payload);
+    assert.deepEqual(setAside, []);
+    assert.deepEqual(sent, []);
+    assert.deepEqual(resolved, []);
+    assert.deepEqual(consumer.seeks, [{ topic: TOPIC, partition: 0, offset: '5' }]);
+    await delivery.stop();
+  });
+
+  it('a schema id the registry answers it does not have is set aside, and the partition goes on', async () => {
+    const { consumer, delivery, setAside } = withLookup(async () => { throw new CodecError('CODEC_UNKNOWN_SCHEMA', 'schema id 99 is not in the registry'); });
+    await delivery.start();
+    consumer.join('member-1', [0]);
+    const { payload, resolved } = batchOf(['5', '6']);
+    await consumer.eachBatch!(payload);
+    assert.deepEqual(setAside, ['5', '6']);
+    assert.deepEqual(resolved, ['6']);
+    await delivery.stop();
   });
 });
 
@@ -425,11 +467,14 @@ describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest re
     messageId: `m${n}`, sourceId: 'src', userId: `u${n}`, anonymousId: null, timestamp: 1_700_000_000_000, originalTimestamp: 1_700_000_000_000, sentAt: null,
     receivedAt: 1_700_000_000_100 + n, context: null, integrations: null, event: 'Order Completed', properties: '{"total":1}',
   });
-  /** `held`: a range of dest `hung` held by fan-out over ingest offsets 5–9, naming 5, 7 and 9; `e:n`: an ingest Track event. */
+  /** Lookups of `flaky:n` records: the first one finds the registry not answering. */
+  let lookups = 0;
+  /** `held`: a range of dest `hung` held by fan-out over ingest offsets 5–9, naming 5, 7 and 9; `e:n` (and `flaky:n`): an ingest Track event. */
   const codec = {
     decodeKnown: (value: Buffer) => {
       const [kind, n] = value.toString().split(':');
       if (kind === 'bad') throw new Error('unknown schema id 99');
+      if (kind === 'flaky' && lookups++ === 0) throw new RegistryUnavailableError('schema id 11 could not be looked up: connect ECONNREFUSED');
       if (kind === 'held') {
         return { name: 'io.switchyard.pipeline.DeferredRange', value: { destinationId: 'hung', topic: INGEST, partition: 2, fromOffset: 5, toOffset: 9, tasks: 3, attempt: 1, firstAttemptAt: 1234, deadline: Date.now() + 60_000, notBefore: null, lastError: 'circuit_open', heldOffsets: [5, 7, 9] } };
       }
@@ -491,6 +536,19 @@ describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest re
     const { consumer, setAside } = await heldRangeFellDue(runner, ['e:5', 'e:6', 'bad', 'e:8', 'e:9']);
     assert.deepEqual(sent, ['m5:hung', 'm9:hung']);
     assert.deepEqual(setAside, [[INGEST, 2, '7', 'held for hung: unknown schema id 99']]);
+    assert.deepEqual(consumer.commits.at(-1), [{ topic: TIER, partition: 0, offset: '41' }]);
+  });
+
+  it('a held event whose schema the registry does not answer for (restarting) waits for it: made a task, not set aside', async () => {
+    const sent: string[] = [];
+    const runner = { circuitOpen: () => false, destinationRefuses: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); } } as unknown as TaskRunner;
+    lookups = 0;
+    const { consumer, setAside } = await heldRangeFellDue(runner, ['e:5', 'e:6', 'flaky:7', 'e:8', 'e:9']);
+    for (let waited = 0; sent.length < 3 && waited < 5000; waited += 50) await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(sent, ['m5:hung', 'm7:hung', 'm9:hung']);
+    assert.deepEqual(setAside, []);
+    assert.equal(lookups, 2, 'looked up again after the registry did not answer');
+    await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(consumer.commits.at(-1), [{ topic: TIER, partition: 0, offset: '41' }]);
   });
 });

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import type { AvroCodec, Decoded } from '@switchyard/platform/codec/avro-codec';
+import { RegistryUnavailableError } from '@switchyard/platform/errors';
 import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
 import type { Logger } from '@switchyard/platform/logger';
 import type { FetchedRecord } from '@switchyard/platform/kafka/groupless-reader';
@@ -46,6 +47,11 @@ const DEFERRALS = '';
 const RANGE_WAIT_POLL_MS = 20;
 /** At most one "offset commit failed" line per this long (a failing commit is retried every commit interval). */
 const COMMIT_FAILURE_LOG_MS = 5000;
+/**
+ * A record whose writer schema the registry did not answer for (restarting, say) is read again
+ * this much later: its partition waits, the others go on. A range being read waits in place.
+ */
+const REGISTRY_RETRY_MS = 1000;
 
 export interface DeliveryConsumerOptions {
   consumer: Consumer;
@@ -131,6 +137,7 @@ export class DeliveryConsumer {
   /** When the commit in flight (this.committing) was sent. */
   private commitSentAt = 0;
   private commitFailureLoggedAt = 0;
+  private registryLoggedAt = 0;
   private commitFailures = 0;
   /** When a heartbeat last succeeded (kafkajs's HEARTBEAT event) or the group was last joined. */
   private lastHeartbeatOk = 0;
@@ -214,6 +221,11 @@ export class DeliveryConsumer {
           else if (decoded.name === 'io.switchyard.pipeline.DeferredRange' && topic !== this.opts.deliveryTopic) record = { range: decoded.value };
           else throw new Error(`${decoded.name} is not a delivery task`);
         } catch (err) {
+          if (err instanceof RegistryUnavailableError) {
+            this.registryUnavailable(err);
+            this.waitUntilDue(topic, partition, message.offset, REGISTRY_RETRY_MS);
+            return;
+          }
           await this.opts.setAside(message.value, topic, partition, message.offset, (err as Error).message);
           if (gone()) return;
           tracker.track(message.offset);
@@ -645,14 +657,16 @@ export class DeliveryConsumer {
       const tasks: Array<{ offset: string; task: DeliveryTask }> = [];
       for (const record of records) {
         if (byKey && !record.key?.toString('utf8').startsWith(prefix)) continue;
+        let decoded: Decoded;
         try {
-          const decoded = this.opts.codec.decodeKnown(record.value) ?? await this.opts.codec.decode(record.value);
-          if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') continue;
-          const task = decoded.value;
-          if (task.destinationId === range.destinationId && mayJoinRange(task)) tasks.push({ offset: record.offset, task });
-        } catch {
+          decoded = await this.decodeWaitingForRegistry(record.value);
+        } catch (err) {
+          if (err instanceof RegistryUnavailableError) throw err; // shutdown began: the range stays unfinished
           continue; // set aside on invalid-events when it was first read
         }
+        if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') continue;
+        const task = decoded.value;
+        if (task.destinationId === range.destinationId && mayJoinRange(task)) tasks.push({ offset: record.offset, task });
       }
       return tasks;
     };
@@ -677,7 +691,7 @@ export class DeliveryConsumer {
       if (!held.has(Number(record.offset))) continue;
       let reason: string;
       try {
-        const decoded = this.opts.codec.decodeKnown(record.value) ?? await this.opts.codec.decode(record.value);
+        const decoded = await this.decodeWaitingForRegistry(record.value);
         const event = eventRecordOf(decoded);
         if (event) {
           tasks.push({ offset: record.offset, task: freshTask(event, range.destinationId, webhookBodyText(event), range.firstAttemptAt) });
@@ -685,6 +699,7 @@ export class DeliveryConsumer {
         }
         reason = `${decoded.name} is not an event type`;
       } catch (err) {
+        if (err instanceof RegistryUnavailableError) throw err; // shutdown began: the range stays unfinished
         reason = (err as Error).message;
       }
       this.opts.logger.error({ topic: range.topic, partition: range.partition, offset: record.offset, destinationId: range.destinationId, reason }, 'a held event cannot be made a task');
@@ -694,6 +709,32 @@ export class DeliveryConsumer {
       this.opts.logger.error({ ...range, heldOffsets: undefined, found: tasks.length }, 'a held range holds fewer events than it counted');
     }
     return tasks;
+  }
+
+  /**
+   * A range's record decoded, waiting out a registry that does not answer: the range holds a
+   * deferral slot, not the partition, so it waits in place. Throws RegistryUnavailableError once
+   * shutdown began, and CodecError for a record that cannot be read.
+   */
+  private async decodeWaitingForRegistry(value: Buffer | null): Promise<Decoded> {
+    for (;;) {
+      try {
+        return this.opts.codec.decodeKnown(value) ?? await this.opts.codec.decode(value);
+      } catch (err) {
+        if (!(err instanceof RegistryUnavailableError) || this.stopping) throw err;
+        this.registryUnavailable(err);
+        await sleep(REGISTRY_RETRY_MS);
+      }
+    }
+  }
+
+  /** Counts a lookup the registry did not answer; logs at most one line per COMMIT_FAILURE_LOG_MS. */
+  private registryUnavailable(err: RegistryUnavailableError): void {
+    this.opts.metrics.registryUnavailable.inc();
+    const now = this.opts.clock();
+    if (now - this.registryLoggedAt < COMMIT_FAILURE_LOG_MS) return;
+    this.registryLoggedAt = now;
+    this.opts.logger.warn({ err }, 'the schema registry did not answer; the record is read again once it does');
   }
 
   private destinationFull(destinationId: string): boolean {

@@ -21,6 +21,7 @@ export function deliveryMetrics(registry: Registry) {
     lag: new Gauge({ name: 'delivery_consumer_lag', help: 'Records between the consumed position and the high watermark, by topic', labelNames: ['topic'], registers: [registry] }),
     attemptRecords: new Counter({ name: 'delivery_attempt_records_total', help: 'Trace records of attempts (delivery-attempts topic): written, dropped_overflow (buffer full, oldest dropped), dropped_send_failed', labelNames: ['result'], registers: [registry] }),
     deferredRanges: new Counter({ name: 'delivery_deferred_ranges_total', help: 'Ranges of deferred tasks (one tier record each): written (first deferral), deferred_again (still refusing when due), read (tasks run again), rest_written (what a shutdown left of a run, written back), lost (no longer in the delivery topic)', labelNames: ['event'], registers: [registry] }),
+    registryUnavailable: new Counter({ name: 'delivery_registry_unavailable_total', help: 'Lookups of a writer schema the schema registry did not answer: the record was read again later, not set aside', registers: [registry] }),
     waiting: new Gauge({ name: 'delivery_tier_waiting_partitions', help: 'Retry-tier partitions paused until their head record is due', registers: [registry] }),
   };
 }

@@ -1,7 +1,7 @@
 import type { AvroCodec, Decoded } from '@switchyard/platform/codec/avro-codec';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import { unreadableRecord } from '@switchyard/platform/codec/invalid-event';
-import { CodecError } from '@switchyard/platform/errors';
+import { CodecError, RegistryUnavailableError } from '@switchyard/platform/errors';
 import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
 import { writtenBySwitchyard } from '@switchyard/platform/kafka/record-origin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
@@ -47,6 +47,13 @@ type Counted = { sourceId: string; receivedAt: number; outcome: UsageOutcome; re
 
 /** More than the partitions one instance owns in practice: every batch of a fetch runs at once. */
 const PARTITIONS_AT_ONCE = 64;
+/**
+ * A batch holding a record whose writer schema the registry did not answer for (restarting, say)
+ * is read again this much later; the other partitions go on meanwhile.
+ */
+const REGISTRY_RETRY_MS = 1000;
+/** At most one "registry did not answer" line per this long. */
+const REGISTRY_LOG_MS = 5000;
 
 /**
  * Consume → produce → commit, exactly once: each batch of ingest records becomes delivery tasks
@@ -57,24 +64,42 @@ const PARTITIONS_AT_ONCE = 64;
  * and records the consumer fetched from before the previous owner's last commit are skipped. A
  * record that cannot be decoded goes to invalid-events with the reason, inside the same transaction,
  * and never stops the partition; so does a direct record (written by no Switchyard service) that
- * breaks a call rule.
+ * breaks a call rule. A schema registry that does not answer says nothing about a record: that
+ * batch is read again a second later.
  */
 export async function runFanout(deps: FanoutDeps): Promise<void> {
   const { consumer, topics } = deps;
   // Partitions assigned to this instance are fenced in before their first batch; lost ones given up.
   consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => deps.transactions.assign(payload.memberAssignment[topics.ingest] ?? []));
   await consumer.subscribe({ topic: topics.ingest, fromBeginning: true });
+  let registryLoggedAt = 0;
   await consumer.run({
     autoCommit: false,
     // The partition batches of one fetch are processed side by side, each in its partition's transaction.
     partitionsConsumedConcurrently: PARTITIONS_AT_ONCE,
     eachBatch: async ({ batch, heartbeat, isStale }) => {
       if (batch.messages.length === 0 || isStale()) return;
-      await deps.transactions.withPartition(batch.partition, async (lease) => {
-        const messages = uncommittedRecords(batch, lease, (to) => consumer.seek(to));
-        if (messages.length < batch.messages.length) deps.metrics.skipped.inc(batch.messages.length - messages.length);
-        if (messages.length) await processBatch(deps, batch, messages, lease);
-      });
+      try {
+        await deps.transactions.withPartition(batch.partition, async (lease) => {
+          const messages = uncommittedRecords(batch, lease, (to) => consumer.seek(to));
+          if (messages.length < batch.messages.length) deps.metrics.skipped.inc(batch.messages.length - messages.length);
+          if (messages.length) await processBatch(deps, batch, messages, lease);
+        });
+      } catch (err) {
+        if (!(err instanceof RegistryUnavailableError)) throw err;
+        // Nothing of the batch was written (it failed before its transaction began): read it again
+        // later from its first record; what a previous commit covered is skipped then, as always.
+        deps.metrics.registryUnavailable.inc();
+        if (deps.clock() - registryLoggedAt >= REGISTRY_LOG_MS) {
+          registryLoggedAt = deps.clock();
+          deps.logger.warn({ err, partition: batch.partition }, 'the schema registry did not answer; the batch is read again once it does');
+        }
+        const partition = { topic: batch.topic, partitions: [batch.partition] };
+        consumer.pause([partition]);
+        consumer.seek({ topic: batch.topic, partition: batch.partition, offset: batch.messages[0]!.offset });
+        setTimeout(() => consumer.resume([partition]), REGISTRY_RETRY_MS).unref();
+        return;
+      }
       await heartbeat();
     },
   });
@@ -100,6 +125,7 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
     try {
       decoded = await deps.codec.decode(message.value);
     } catch (err) {
+      if (err instanceof RegistryUnavailableError) throw err; // the record may be fine: the batch is read again
       const reason = err instanceof CodecError && err.code === 'CODEC_UNKNOWN_SCHEMA' ? 'unknown_schema' : 'undecodable';
       invalid.push(invalidRecord(deps, reason, (err as Error).message, message.value, batch.topic, batch.partition, message.offset, now));
       deps.metrics.invalid.inc({ reason });

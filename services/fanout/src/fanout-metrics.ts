@@ -15,6 +15,7 @@ export function fanoutMetrics(registry: Registry) {
     batchRecords: new Histogram({ name: 'fanout_batch_records', help: 'Ingest records per transaction', buckets: [1, 10, 100, 500, 2000, 10000], registers: [registry] }),
     skipped: new Counter({ name: 'fanout_records_skipped_total', help: 'Ingest records fetched again after a rebalance that a previous owner of the partition had committed, skipped', registers: [registry] }),
     fenced: new Counter({ name: 'fanout_partitions_fenced_in_total', help: 'Times an ingest partition was fenced in (its transactional id initialised: after a rebalance, a start, a failed transaction)', registers: [registry] }),
+    registryUnavailable: new Counter({ name: 'fanout_registry_unavailable_total', help: 'Batches read again later because the schema registry did not answer a lookup of a writer schema', registers: [registry] }),
     lag: new Gauge({ name: 'fanout_consumer_lag', help: 'Records between the last processed offset and the high watermark, by partition', labelNames: ['partition'], registers: [registry] }),
   };
 }

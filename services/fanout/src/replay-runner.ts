@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import { RegistryUnavailableError } from '@switchyard/platform/errors';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import { compileFilter, parseDestinationFilter, type CompiledFilter } from '@switchyard/platform/filters/destination-filter';
 import { createConsumer, createProducer, type Consumer, type Kafka, type Producer } from '@switchyard/platform/kafka/client';
@@ -79,6 +80,7 @@ export class ReplayRunner {
             if (decoded.name === 'io.switchyard.pipeline.Replay') this.replays.set(decoded.value.id, decoded.value);
             else if (decoded.name === 'io.switchyard.pipeline.ReplayProgress') this.applyProgress(decoded.value);
           } catch (err) {
+            if (err instanceof RegistryUnavailableError) throw err; // read again, not skipped
             this.log.warn({ err, key }, 'unreadable replays record skipped');
           }
         }
@@ -305,7 +307,8 @@ class ReplayJob {
             try {
               const direct = writtenBySwitchyard(m.headers) ? undefined : { bytes: m.value?.length ?? 0 };
               decision = decideFanout(await codec.decode(m.value), config, now, direct, target);
-            } catch {
+            } catch (err) {
+              if (err instanceof RegistryUnavailableError) throw err; // the record may be fine: the batch is read again
               continue; // fan-out set it aside on invalid-events when it first read it
             }
             if (decision.kind !== 'tasks') continue;

@@ -1,6 +1,6 @@
 import avro from 'avsc';
 import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
-import { CodecError } from '../errors.js';
+import { CodecError, RegistryUnavailableError } from '../errors.js';
 import { avroSchemas, type AvroRecordTypes, type AvroSchemaName } from '../schemas/generated.js';
 import { registerSubject } from './schema-registration.js';
 import { frame, readFrame } from './wire-format.js';
@@ -13,7 +13,16 @@ export type Decoded = { [N in AvroSchemaName]: { name: N; value: AvroRecordTypes
 export interface AvroCodecOptions {
   /** Confluent-compatible API base, e.g. http://127.0.0.1:8085/apis/ccompat/v7 */
   registryUrl: string;
+  /**
+   * How long the registry must go on answering "not found" for a schema id before the id is taken
+   * as unknown (default 5 s). Apicurio answers 404 for ids it has in the moment after it starts
+   * listening, before it has read its journal (tools/repro/registry-restart-probe.ts).
+   */
+  notFoundConfirmMs?: number;
 }
+
+/** Ids being confirmed unknown, at most: garbage frames carry random ids, and this must not grow without end. */
+const NOT_FOUND_TRACKED = 1000;
 
 /**
  * Avro through the schema registry. Subjects follow RecordNameStrategy: the subject of a schema is
@@ -29,9 +38,13 @@ export class AvroCodec {
   private readonly readers = new Map<number, { name: AvroSchemaName; type: avro.Type; resolver: avro.Resolver | undefined }>();
 
   private readonly registryUrl: string;
+  private readonly notFoundConfirmMs: number;
+  /** Schema ids the registry answered "not found" for, and since when. */
+  private readonly notFoundSince = new Map<number, number>();
 
-  constructor({ registryUrl }: AvroCodecOptions) {
+  constructor({ registryUrl, notFoundConfirmMs = 5000 }: AvroCodecOptions) {
     this.registryUrl = registryUrl;
+    this.notFoundConfirmMs = notFoundConfirmMs;
     this.registry = new SchemaRegistry({ host: registryUrl }, { [SchemaType.AVRO]: { logicalTypes: {} } });
     for (const name of Object.keys(avroSchemas) as AvroSchemaName[]) {
       this.localTypes.set(name, avro.Type.forSchema(avroSchemas[name] as unknown as avro.Schema));
@@ -73,6 +86,12 @@ export class AvroCodec {
     return paths;
   }
 
+  /**
+   * Throws CodecError for a record that cannot be read (bad frame, an id the registry has said for
+   * `notFoundConfirmMs` it does not have, a body that does not decode), and RegistryUnavailableError
+   * when the registry did not answer or has not yet confirmed an id unknown: that record is to be
+   * read again later, not set aside.
+   */
   async decode(value: Buffer | null | undefined): Promise<Decoded> {
     const { schemaId, body } = readFrame(value);
     const reader = this.readers.get(schemaId) ?? (await this.loadReader(schemaId));
@@ -111,8 +130,17 @@ export class AvroCodec {
     try {
       writer = (await this.registry.getSchema(schemaId)) as unknown as avro.Type;
     } catch (err) {
-      throw new CodecError('CODEC_UNKNOWN_SCHEMA', `schema id ${schemaId} is not in the registry`, err);
+      // The client reports a refused connection as a response too (status 400): only a 404 is the
+      // registry's own "no such id", and only once it has said so for a while.
+      if ((err as { status?: unknown }).status !== 404) throw new RegistryUnavailableError(`schema id ${schemaId} could not be looked up: ${(err as Error).message}`, err);
+      const now = Date.now();
+      if (!this.notFoundSince.has(schemaId) && this.notFoundSince.size >= NOT_FOUND_TRACKED) this.notFoundSince.clear();
+      const since = this.notFoundSince.get(schemaId) ?? now;
+      this.notFoundSince.set(schemaId, since);
+      if (now - since >= this.notFoundConfirmMs) throw new CodecError('CODEC_UNKNOWN_SCHEMA', `schema id ${schemaId} is not in the registry`, err);
+      throw new RegistryUnavailableError(`schema id ${schemaId} not found yet; asked again before it is taken as unknown`, err);
     }
+    this.notFoundSince.delete(schemaId);
     const name = writer.name as AvroSchemaName | undefined;
     if (!name || !this.localTypes.has(name)) {
       throw new CodecError('CODEC_UNKNOWN_SCHEMA', `schema id ${schemaId} is ${name ?? 'an unnamed type'}, which this build does not read`);

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { AvroCodec } from '../codec/avro-codec.js';
+import { RegistryUnavailableError } from '../errors.js';
 import type { Kafka } from '../kafka/client.js';
 import { GrouplessReader, type FetchedRecord, type PartitionSource } from '../kafka/groupless-reader.js';
 import { kafkajsPartitionSource } from '../kafka/kafkajs-partition-source.js';
@@ -121,6 +122,7 @@ export class ConfigView extends EventEmitter<{ change: [ConfigState] }> {
       if (decoded.name === 'io.switchyard.config.ComputedTrait') return { kind: 'computed-trait', value: decoded.value };
       this.log.error({ key, schema: decoded.name }, 'unexpected record type on the config topic; skipped');
     } catch (err) {
+      if (err instanceof RegistryUnavailableError) throw err; // the reader fetches the records again
       this.log.error({ key, err }, 'undecodable config record; skipped');
     }
     return null;

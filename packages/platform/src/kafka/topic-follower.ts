@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AvroCodec, Decoded } from '../codec/avro-codec.js';
+import { RegistryUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createConsumer, type Consumer, type Kafka } from './client.js';
 
@@ -42,6 +43,7 @@ export async function followTopic(opts: FollowTopicOptions): Promise<{ stop(): P
         try {
           onRecord(await codec.decode(message.value), { partition: batch.partition, offset: message.offset, timestamp: Number(message.timestamp) });
         } catch (err) {
+          if (err instanceof RegistryUnavailableError) { applied.set(batch.partition, offset - 1n); throw err; } // read again, not skipped
           logger.warn({ err, topic, partition: batch.partition, offset: message.offset, index: label }, 'unreadable record skipped');
         }
       }
