@@ -15,20 +15,10 @@ import { registerSecretsIn } from './support/secrets.js';
 import { PipelineWriter, task } from './support/pipeline-writer.js';
 import { pipelineEnv, setupTopics, startService, type RunningService } from './support/services.js';
 import { testKafka, testStack, uniquePrefix } from './support/stack.js';
+import { scrape } from './support/metrics.js';
 
 const token = `admin-${randomUUID()}`;
 const secret = `s3cr3t-${randomUUID()}`;
-
-/** A /metrics scrape: the sum of a metric's samples whose labels include the given ones. */
-async function scrape(url: string): Promise<(name: string, labels?: Record<string, string>) => number> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const samples = [...text.matchAll(/^(\w+)(?:\{(.*)\})? (\S+)$/gm)].map(([, name, labels, value]) => ({
-    name: name!, value: Number(value), labels: Object.fromEntries([...(labels ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!])),
-  }));
-  return (name, labels = {}) => samples
-    .filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-    .reduce((sum, s) => sum + s.value, 0);
-}
 
 async function openView(prefix: string): Promise<ConfigView> {
   const view = new ConfigView({

@@ -14,6 +14,7 @@ import { signatureValid, startReceiver, type Receiver } from './support/receiver
 import { pipelineEnv, setupTopics, startService, type RunningService } from './support/services.js';
 import { uniquePrefix } from './support/stack.js';
 import { TopicReader } from './support/topic-reader.js';
+import { metricTotal } from './support/metrics.js';
 import type { AvroRecordTypes } from '@switchyard/platform/codec/avro-codec';
 
 const hooks = (...urls: string[]) => urls.map((url) => ({ url, headers: {} }));
@@ -403,14 +404,6 @@ describe('delivery: deferred ranges (tasks of a destination that does not answer
   });
 });
 
-/** A counter's total over its series (every label set, or those with `label`), from a /metrics scrape. */
-async function metricTotal(service: RunningService, name: string, label?: string): Promise<number> {
-  const text = await (await fetch(`${service.url}/metrics`)).text();
-  return [...text.matchAll(new RegExp(`^${name}(?:\\{([^}]*)\\})? (\\d+(?:\\.\\d+)?)$`, 'gm'))]
-    .filter((m) => label === undefined || (m[1] ?? '').split(',').includes(label))
-    .reduce((sum, m) => sum + Number(m[2]), 0);
-}
-
 describe('fan-out holds the tasks of a destination delivery reports refusing (one range per batch, read from the ingest topic)', () => {
   const track = (sourceId: string) => ['io.switchyard.event.Track', event('io.switchyard.event.Track', { sourceId, userId: `u-${randomUUID().slice(0, 8)}`, event: 'Held', properties: '{}' })] as [EventName, AvroRecordTypes[EventName]];
   const idsOf = (reqs: Array<{ text?: string }>) => new Set(reqs.map((r) => r.text && (JSON.parse(r.text) as { messageId: string }).messageId));
@@ -419,13 +412,13 @@ describe('fan-out holds the tasks of a destination delivery reports refusing (on
   async function writeUntilHeld(writer: PipelineWriter, ingest: string, sourceId: string, fanout: RunningService): Promise<Array<AvroRecordTypes[EventName]>> {
     const written: Array<AvroRecordTypes[EventName]> = [];
     const until = Date.now() + 60_000;
-    while (await metricTotal(fanout, 'fanout_tasks_held_total') === 0 && Date.now() < until) {
+    while (await metricTotal([fanout.url], 'fanout_tasks_held_total') === 0 && Date.now() < until) {
       const batch = Array.from({ length: 20 }, () => track(sourceId));
       await writer.events(ingest, ...batch);
       written.push(...batch.map(([, v]) => v));
       await sleep(100);
     }
-    assert.ok(await metricTotal(fanout, 'fanout_tasks_held_total') > 0, 'fan-out held tasks of the refusing destination');
+    assert.ok(await metricTotal([fanout.url], 'fanout_tasks_held_total') > 0, 'fan-out held tasks of the refusing destination');
     return written;
   }
 
@@ -441,7 +434,7 @@ describe('fan-out holds the tasks of a destination delivery reports refusing (on
       await healthy.waitFor((reqs) => { const seen = idsOf(reqs); return all.every((id) => seen.has(id)); }, 60_000);
       // This destination's, as the deferrals below: the total counts every destination's, and in one
       // run on a starved machine it was 1 980 tasks for 1 120 events, more than this one's own.
-      const held = await metricTotal(fanout, 'fanout_tasks_held_total', `destination="${destination.id}"`);
+      const held = await metricTotal([fanout.url], 'fanout_tasks_held_total', { destination: destination.id });
       const written = traces.values<{ destinationId: string }>(topics.delivery, (t) => t.destinationId === destination.id).length;
       back();
       await receiver.waitFor((reqs) => { const seen = idsOf(reqs); return all.every((id) => seen.has(id)); }, 90_000);
@@ -469,7 +462,7 @@ describe('fan-out holds the tasks of a destination delivery reports refusing (on
       await writer.events(topics.ingest, ...later);
       const ids = new Set([...early, ...later.map(([, v]) => v)].map((e) => `${e.messageId}:${destination.id}`));
       const letters = await lettersOf(ids);
-      console.log(`# held at the deadline: ${ids.size} events, ${await metricTotal(fanout, 'fanout_tasks_held_total')} held, ${letters.length} dead letters`);
+      console.log(`# held at the deadline: ${ids.size} events, ${await metricTotal([fanout.url], 'fanout_tasks_held_total')} held, ${letters.length} dead letters`);
       assert.equal(new Set(letters.map((d) => d.task.taskId)).size, ids.size, 'every event dead-lettered');
       assert.ok(letters.every((d) => d.reason === 'deadline'), 'reason deadline');
     } finally {

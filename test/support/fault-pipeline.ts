@@ -10,6 +10,7 @@ import { createProducer } from '@switchyard/platform/kafka/client';
 import { topicNames } from '@switchyard/platform/kafka/topics';
 import { makeDestination, makeSource, writeConfig } from './config.js';
 import { FaultReceiver, type FaultReceiverOptions } from './fault-receiver.js';
+import { metricTotal } from './metrics.js';
 import { startService, type RunningService } from './services.js';
 import { testKafka, testStack } from './stack.js';
 
@@ -124,6 +125,18 @@ export class FaultPipeline {
     const slot = this.slot(role, index);
     slot.svc.proc.child.kill('SIGCONT');
     slot.paused = false;
+  }
+
+  /**
+   * Attempts of a destination that delivery's running instances counted as timed out (an instance
+   * restarted since counts from then). Each may be sent again by design: its outcome is unknown to
+   * delivery, and at least once means sending it again. On two loaded cores an answer written in time
+   * can still be read after delivery's timer fired (a registry's JVM starting up starves every
+   * process for seconds), which the receiver cannot see (FaultReceiver.accepted).
+   */
+  async deliveryTimeouts(destinationId: string): Promise<number> {
+    const urls = [...this.slots].filter(([role]) => serviceOf(role) === 'delivery').flatMap(([, slots]) => slots.map((s) => s.svc.url));
+    return metricTotal(urls, 'delivery_attempts_total', { destination: destinationId, status_class: 'timeout' });
   }
 
   private slot(role: Role, index: number): Slot {
