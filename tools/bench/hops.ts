@@ -3,56 +3,78 @@
 // decided its tasks (FanoutTrace.fannedOutAt, written in the same transaction as the tasks) and
 // when delivery started its first request (DeliveryAttempt.at). With the bench's own clock for the
 // acknowledgement and the arrival (one machine, one clock), that splits ack → arrival into hops.
+// With `--task-hops`, the watcher also reads the delivery topic (read_committed, as delivery does)
+// and splits fan-out's decision → delivery's first request further: → the task's produce timestamp
+// (fan-out's own work on the batch), → the task visible to a reader (the rest of the transaction,
+// its commit markers, a fetch), → delivery's first request (delivery's fetch and dispatch).
 import { randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
 import { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { quantile } from './load.js';
 import { rawKafka, type StackRef } from './pipeline.js';
 
-export interface HopTimes { receivedAt: number; fannedOutAt?: number; firstAttemptAt?: number }
+export interface HopTimes { receivedAt: number; fannedOutAt?: number; firstAttemptAt?: number; producedAt?: number; visibleAt?: number }
 
 /** Follows a pipeline's delivery-attempts topic from "now" and keeps each message's hop times. */
 export class HopWatcher {
   readonly times = new Map<string, HopTimes>();
-  private consumer: Consumer | undefined;
+  private readonly consumers: Consumer[] = [];
+  private readonly codec: AvroCodec;
 
-  constructor(private readonly stack: StackRef, private readonly topic: string) {}
+  /** `tasksTopic`: also note when each task was produced and when a read_committed reader first saw it. */
+  constructor(private readonly stack: StackRef, private readonly topic: string, private readonly tasksTopic?: string) {
+    this.codec = new AvroCodec({ registryUrl: stack.registryUrl });
+  }
 
   async start(): Promise<this> {
-    const codec = new AvroCodec({ registryUrl: this.stack.registryUrl });
+    await this.follow(this.topic, async (messages) => {
+      for (const m of messages) {
+        let decoded;
+        try { decoded = await this.codec.decode(m.value); } catch { continue; }
+        if (decoded.name !== 'io.switchyard.pipeline.TraceRecords') continue;
+        for (const f of decoded.value.fanouts) this.entry(f.messageId, f.receivedAt).fannedOutAt ??= f.fannedOutAt;
+        for (const a of decoded.value.attempts) {
+          if (a.attempt !== 1) continue;
+          const e = this.entry(a.messageId, a.receivedAt);
+          e.firstAttemptAt = Math.min(e.firstAttemptAt ?? Infinity, a.at);
+        }
+      }
+    });
+    if (this.tasksTopic) {
+      await this.follow(this.tasksTopic, async (messages) => {
+        const seen = Date.now();
+        for (const m of messages) {
+          let decoded;
+          try { decoded = await this.codec.decode(m.value); } catch { continue; }
+          if (decoded.name !== 'io.switchyard.pipeline.DeliveryTask') continue;
+          const e = this.entry(decoded.value.messageId, decoded.value.receivedAt);
+          e.producedAt ??= Number(m.timestamp);
+          e.visibleAt ??= seen;
+        }
+      });
+    }
+    return this;
+  }
+
+  /** Reads `topic` from its end offsets seen now: nothing of the load is missed, nothing older read. */
+  private async follow(topic: string, onBatch: (messages: Array<{ value: Buffer | null; timestamp: string }>) => Promise<void>): Promise<void> {
     const kafka = rawKafka(this.stack, 'bench-hops');
     const admin = kafka.admin();
     await admin.connect();
-    const ends = await admin.fetchTopicOffsets(this.topic);
+    const ends = await admin.fetchTopicOffsets(topic);
     await admin.disconnect();
     const consumer = kafka.consumer({ groupId: `bench-hops-${randomUUID()}`, minBytes: 1, maxWaitTimeInMs: 100 });
-    this.consumer = consumer;
+    this.consumers.push(consumer);
     await consumer.connect();
-    await consumer.subscribe({ topic: this.topic, fromBeginning: false });
+    await consumer.subscribe({ topic, fromBeginning: false });
     let joined!: () => void;
     const ready = new Promise<void>((r) => { joined = r; });
     consumer.on(consumer.events.GROUP_JOIN, () => {
-      // Read from the end offsets seen before the load: nothing of it is missed, nothing older read.
-      for (const e of ends) consumer.seek({ topic: this.topic, partition: e.partition, offset: e.high });
+      for (const e of ends) consumer.seek({ topic, partition: e.partition, offset: e.high });
       joined();
     });
-    await consumer.run({
-      eachBatch: async ({ batch }) => {
-        for (const m of batch.messages) {
-          let decoded;
-          try { decoded = await codec.decode(m.value); } catch { continue; }
-          if (decoded.name !== 'io.switchyard.pipeline.TraceRecords') continue;
-          for (const f of decoded.value.fanouts) this.entry(f.messageId, f.receivedAt).fannedOutAt ??= f.fannedOutAt;
-          for (const a of decoded.value.attempts) {
-            if (a.attempt !== 1) continue;
-            const e = this.entry(a.messageId, a.receivedAt);
-            e.firstAttemptAt = Math.min(e.firstAttemptAt ?? Infinity, a.at);
-          }
-        }
-      },
-    });
+    await consumer.run({ eachBatch: ({ batch }) => onBatch(batch.messages) });
     await ready;
-    return this;
   }
 
   /** Waits until every id has its first attempt recorded (delivery flushes its trace every 100 ms), or the time is up. */
@@ -62,7 +84,7 @@ export class HopWatcher {
   }
 
   async stop(): Promise<void> {
-    await this.consumer?.disconnect();
+    await Promise.all(this.consumers.map((c) => c.disconnect()));
   }
 
   private entry(messageId: string, receivedAt: number): HopTimes {
@@ -83,11 +105,18 @@ export interface HopSummary {
   http: { p50: number; p99: number };
   /** Messages with every hop recorded. */
   samples: number;
+  /**
+   * With task times (`--task-hops`), toDelivery split: decision → the task's produce timestamp,
+   * → the task visible to a read_committed reader, → delivery's first request (may be negative:
+   * the watcher's fetch and delivery's are independent).
+   */
+  tasks?: { toProduce: { p50: number; p99: number }; toVisible: { p50: number; p99: number }; toDispatch: { p50: number; p99: number }; samples: number };
 }
 
 /** p50/p99 of each hop over the messages with every time known. */
 export function summariseHops(ids: string[], acks: Map<string, number>, arrivals: Map<string, number>, times: Map<string, HopTimes>): HopSummary {
   const hops = { ingest: [] as number[], toFanout: [] as number[], toDelivery: [] as number[], http: [] as number[] };
+  const tasks = { toProduce: [] as number[], toVisible: [] as number[], toDispatch: [] as number[] };
   for (const id of ids) {
     const t = times.get(id);
     const ack = acks.get(id);
@@ -97,7 +126,14 @@ export function summariseHops(ids: string[], acks: Map<string, number>, arrivals
     hops.toFanout.push(t.fannedOutAt - ack);
     hops.toDelivery.push(t.firstAttemptAt - t.fannedOutAt);
     hops.http.push(arrival - t.firstAttemptAt);
+    if (t.producedAt === undefined || t.visibleAt === undefined) continue;
+    tasks.toProduce.push(t.producedAt - t.fannedOutAt);
+    tasks.toVisible.push(t.visibleAt - t.producedAt);
+    tasks.toDispatch.push(t.firstAttemptAt - t.visibleAt);
   }
   const q = (v: number[]) => ({ p50: quantile(v, 0.5), p99: quantile(v, 0.99) });
-  return { ingest: q(hops.ingest), toFanout: q(hops.toFanout), toDelivery: q(hops.toDelivery), http: q(hops.http), samples: hops.http.length };
+  return {
+    ingest: q(hops.ingest), toFanout: q(hops.toFanout), toDelivery: q(hops.toDelivery), http: q(hops.http), samples: hops.http.length,
+    ...(tasks.toVisible.length ? { tasks: { toProduce: q(tasks.toProduce), toVisible: q(tasks.toVisible), toDispatch: q(tasks.toDispatch), samples: tasks.toVisible.length } } : {}),
+  };
 }

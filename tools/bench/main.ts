@@ -1,4 +1,4 @@
-// npm run bench [-- --quick | --tiny] [--out FILE]: measures Switchyard against baselines taken in
+// npm run bench [-- --quick | --tiny] [--only a,b] [--task-hops] [--profile] [--out FILE]: measures Switchyard against baselines taken in
 // the same run on the same machine and prints a table of ratios (and writes it as JSON under
 // bench-results/). Uses KAFKA_BROKERS / SCHEMA_REGISTRY_URL when both are set, else starts a fresh
 // broker and registry in a temporary directory (as `npm test` does). Everything listens on
@@ -74,6 +74,8 @@ export interface Row {
 
 /** Extra environment of every service process (e.g. NODE_OPTIONS for --profile). */
 const serviceEnv: NodeJS.ProcessEnv = {};
+/** --task-hops: the latency rows also read the delivery topic and split fan-out → delivery (hops.ts). It costs the bench CPU. */
+let taskHops = false;
 /** The Kafka processes this run started (none on a reused stack), whose CPU some rows report. */
 const brokerPids: number[] = [];
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
@@ -94,6 +96,7 @@ async function main(): Promise<void> {
   // --profile: every service process writes a V8 CPU profile on exit (tools/bench/cpu-profile-hook.mjs); summarised after the table.
   const profileDir = args.includes('--profile') ? join(repoRoot, 'bench-results', `profiles-${new Date().toISOString().replace(/[:.]/g, '-')}`) : undefined;
   if (profileDir) { mkdirSync(profileDir, { recursive: true }); serviceEnv.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --import ${join(repoRoot, 'tools', 'bench', 'cpu-profile-hook.mjs')}`.trim(); serviceEnv.BENCH_PROFILE_DIR = profileDir; }
+  taskHops = args.includes('--task-hops');
   const sizes = SIZES[mode];
   const only = parseOnly(args);
   const t0 = Date.now();
@@ -338,7 +341,7 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
     const batchSize = ratePerS < 100 ? 1 : ratePerS < 1000 ? 5 : s.batchSize;
     const reqs = batchRequests(runId, label, Math.ceil(events / batchSize), batchSize);
     const ids = reqs.flatMap((x) => x.ids);
-    const watcher = await new HopWatcher(ref, p1.topics.deliveryAttempts).start();
+    const watcher = await new HopWatcher(ref, p1.topics.deliveryAttempts, taskHops ? p1.topics.delivery : undefined).start();
     const statsOf = () => Promise.all(p1.services.map((x) => scrapeStats(x.url)));
     const stats0 = await statsOf();
     // The bench's own event loop: it takes the acknowledgements and the arrivals, so its lag is in both.
@@ -470,6 +473,8 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
           // Each hop as p50/p99 ms: ingest (receipt → 200), → fan-out (200 → tasks decided),
           // → delivery (decided → first request: transaction commit, fetch, dispatch), http (→ arrival).
           hopIngest: hop(h.ingest), hopFanout: hop(h.toFanout), hopDelivery: hop(h.toDelivery), hopHttp: hop(h.http), hopSamples: h.samples,
+          // --task-hops: → delivery split into → produced (fan-out's work), → visible (transaction, markers, a fetch), → first request.
+          ...(h.tasks ? { hopTaskProduced: hop(h.tasks.toProduce), hopTaskVisible: hop(h.tasks.toVisible), hopTaskDispatched: hop(h.tasks.toDispatch) } : {}),
           ...l.services, benchLoopMs: l.benchLoopMs,
         },
         rssMb: rss(),
