@@ -5,8 +5,10 @@
 // acknowledgement and the arrival (one machine, one clock), that splits ack → arrival into hops.
 // With `--task-hops`, the watcher also reads the delivery topic (read_committed, as delivery does)
 // and splits fan-out's decision → delivery's first request further: → the task's produce timestamp
-// (fan-out's own work on the batch), → the task visible to a reader (the rest of the transaction,
-// its commit markers, a fetch), → delivery's first request (delivery's fetch and dispatch).
+// (fan-out's work on the batch, then AddPartitionsToTxn: kafkajs stamps a produce request as it
+// encodes it), → the task visible to a reader (the rest of the transaction, its commit markers, the
+// watcher's fetch), → delivery's first request (delivery's fetch and dispatch; negative when the
+// busy bench process reads later than delivery does).
 import { randomUUID } from 'node:crypto';
 import type { Consumer } from 'kafkajs';
 import { AvroCodec } from '@switchyard/platform/codec/avro-codec';
