@@ -45,7 +45,9 @@ try {
   const timings = [stack.timings.kafkaMs && `Kafka ${(stack.timings.kafkaMs / 1000).toFixed(1)} s`, stack.timings.registryMs && `registry ${(stack.timings.registryMs / 1000).toFixed(1)} s`].filter(Boolean);
   if (timings.length) log(`start-up: ${timings.join(', ')}`);
   code = await new Promise<number>((resolve) => {
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=300000', ...args, ...files], {
+    // Each file's limit is a guard against a hang, not a measure: the fault files wait up to 240 s
+    // for a pipeline to settle after two restarts, and must get to say what they waited for.
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=600000', ...args, ...files], {
       cwd: repoRoot,
       stdio: 'inherit',
       env: { ...process.env, ...cluster, KAFKA_BROKERS: stack!.brokers, SCHEMA_REGISTRY_URL: stack!.registryUrl, SWITCHYARD_TEST_DIR: dir, [TEST_LOG_DIR]: logDir, [TEST_SECRETS_FILE]: secretsFile },

@@ -4,7 +4,7 @@
 // receiver and in the dead-letter topic: every acknowledged event must be delivered at least once
 // or dead-lettered with a reason. Prints one table row per scenario.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { DeadLetter, DeliveryTask } from '@switchyard/platform/schemas/generated';
+import type { DeadLetter, DeferredRange, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import type { AcceptedCall, FaultReceiver } from './fault-receiver.js';
 import { TopicReader } from './topic-reader.js';
 
@@ -186,6 +186,11 @@ export interface SettleOptions {
   taskTopic?: string;
   /** The ingest topic (with `taskTopic`): read too, so that a task is a duplicate only beyond its event's copies there. */
   inputTopic?: string;
+  /**
+   * The first retry tier (with `taskTopic` and `inputTopic`), where fan-out writes the ranges of tasks
+   * it held while delivery reported the destination refusing: those events have no task to wait for.
+   */
+  heldTopic?: string;
   brokers?: string;
   /** The pipeline's DELIVERY_TIMEOUT (default 5 s): an answer this late came after delivery gave up. */
   senderTimeoutMs?: number;
@@ -218,8 +223,9 @@ function lateAnswers(receiver: FaultReceiver, timeoutMs: number): Map<string, nu
 }
 
 /** The topics settle() reads. */
-export function settleTopics(o: Pick<SettleOptions, 'deadLetterTopic' | 'taskTopic' | 'inputTopic'>): string[] {
-  return [o.deadLetterTopic, ...(o.taskTopic ? [o.taskTopic] : []), ...(o.taskTopic && o.inputTopic ? [o.inputTopic] : [])];
+export function settleTopics(o: Pick<SettleOptions, 'deadLetterTopic' | 'taskTopic' | 'inputTopic' | 'heldTopic'>): string[] {
+  const withInput = o.taskTopic && o.inputTopic;
+  return [o.deadLetterTopic, ...(o.taskTopic ? [o.taskTopic] : []), ...(withInput ? [o.inputTopic!] : []), ...(withInput && o.heldTopic ? [o.heldTopic] : [])];
 }
 
 /**
@@ -261,10 +267,26 @@ export async function settle(o: SettleOptions): Promise<Tally> {
       return false;
     });
   };
+  // The events whose task fan-out held (a range of ingest offsets in the first retry tier): they
+  // never get a task in the delivery topic, delivery reads them from the ingest topic.
+  const held = new Set<string>();
+  const readHeld = () => {
+    if (!o.taskTopic || !o.inputTopic || !o.heldTopic) return;
+    const offsets = new Set<string>();
+    reader.values<DeferredRange>(o.heldTopic, (r) => {
+      if (r.destinationId === o.destinationId && r.topic === o.inputTopic) for (const offset of r.heldOffsets ?? []) offsets.add(`${r.partition}/${offset}`);
+      return false;
+    });
+    if (offsets.size === 0) return;
+    reader.values<{ messageId?: unknown }>(o.inputTopic, (v, r) => {
+      if (typeof v.messageId === 'string' && offsets.has(`${r.partition}/${r.offset}`)) held.add(v.messageId);
+      return false;
+    });
+  };
   const missing = () => [...load.acked].filter((id) => receiver.deliveredCount(id) === 0 && !letters.has(id));
-  // The task of every delivered event, and the event of every task, must have been read before
-  // duplicates are counted, and no new task for a while.
-  const tasksBehind = () => (o.taskTopic ? load.ids.filter((id) => receiver.deliveredCount(id) > 0 && !tasks.has(id)).length + (o.inputTopic ? [...tasks.keys()].filter((id) => !copies.has(id)).length : 0) : 0);
+  // The task (or the held range) of every delivered event, and the event of every task, must have
+  // been read before duplicates are counted, and no new task for a while.
+  const tasksBehind = () => (o.taskTopic ? load.ids.filter((id) => receiver.deliveredCount(id) > 0 && !tasks.has(id) && !held.has(id)).length + (o.inputTopic ? [...tasks.keys()].filter((id) => !copies.has(id)).length : 0) : 0);
   const deadline = Date.now() + (o.timeoutMs ?? 120_000);
   const quietMs = o.quietMs ?? 3000;
   let tasksSeen = -1;
@@ -275,19 +297,21 @@ export async function settle(o: SettleOptions): Promise<Tally> {
       readLetters();
       readTasks();
       readInput();
+      readHeld();
       if (tasksRead !== tasksSeen) { tasksSeen = tasksRead; tasksSteadySince = Date.now(); }
       const open = missing().length;
       const quiet = Date.now() - receiver.lastActivity >= quietMs && Date.now() - tasksSteadySince >= quietMs;
       if ((open === 0 && quiet && tasksBehind() === 0) || Date.now() > deadline) break;
       if (Date.now() > progressAt) {
         progressAt = Date.now() + 30_000;
-        console.log(`#   ${o.scenario}: still settling: ${open} acknowledged events neither delivered nor dead-lettered (e.g. ${missing().slice(0, 3).join(', ')}), receiver quiet for ${((Date.now() - receiver.lastActivity) / 1000).toFixed(0)} s${o.taskTopic ? `, ${tasksRead} tasks read, ${tasksBehind()} delivered events whose task (or tasks whose event) was not read yet` : ''}`);
+        console.log(`#   ${o.scenario}: still settling: ${open} acknowledged events neither delivered nor dead-lettered (e.g. ${missing().slice(0, 3).join(', ')}), receiver quiet for ${((Date.now() - receiver.lastActivity) / 1000).toFixed(0)} s${o.taskTopic ? `, ${tasksRead} tasks read, ${held.size} events held by fan-out, ${tasksBehind()} delivered events whose task (or tasks whose event) was not read yet` : ''}`);
       }
       await sleep(200);
     }
     readLetters();
     readTasks();
     readInput();
+    readHeld();
   } finally {
     await reader.stop();
   }
