@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { AvroRecordTypes } from '@switchyard/platform/codec/avro-codec';
 import { frame } from '@switchyard/platform/codec/wire-format';
 import { topicNames } from '@switchyard/platform/kafka/topics';
-import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
+import type { ConsumedPosition, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { makeDestination, makeSource, writeConfig } from './support/config.js';
 import { requestJson } from './support/http.js';
 import { pipelineEnv, setupTopics, startInstances, startService, type RunningService } from './support/services.js';
@@ -201,7 +201,7 @@ describe('fan-out crash test: SIGKILL mid-stream, exactly one task per event and
     await producing;
     await writer.stop();
 
-    const reader = await new TopicReader([topics.delivery, topics.ingest]).start();
+    const reader = await new TopicReader([topics.delivery, topics.ingest, topics.fanoutPositions]).start();
     try {
       await reader.waitFor<DeliveryTask>(topics.delivery, () => true, total * destinations.length, 90_000);
       await sleep(2000); // anything duplicated would have arrived by now
@@ -220,6 +220,12 @@ describe('fan-out crash test: SIGKILL mid-stream, exactly one task per event and
       const tasks = reader.records.filter((r) => r.topic === topics.delivery && r.decoded);
       assert.ok(new Set(tasks.map((r) => r.partition)).size > 1, 'tasks in more than one partition');
       assert.deepEqual(tasks.filter((r) => r.partition !== ingestPartition.get((r.decoded!.value as DeliveryTask).messageId)).map((r) => `${r.partition}/${r.offset}`), []);
+      // The positions, committed with the tasks: each ingest partition's last one is past its last record.
+      const ingestEnds = new Map<number, number>();
+      for (const r of reader.records) if (r.topic === topics.ingest) ingestEnds.set(r.partition, Math.max(ingestEnds.get(r.partition) ?? 0, Number(r.offset) + 1));
+      const positions = new Map<number, number>();
+      for (const r of reader.records) if (r.topic === topics.fanoutPositions) positions.set(r.partition, (r.decoded!.value as ConsumedPosition).next);
+      assert.deepEqual([...positions].sort(), [...ingestEnds].sort());
     } finally {
       await reader.stop();
       await fanout.stop();

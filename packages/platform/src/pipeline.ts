@@ -2,7 +2,10 @@ import { AvroCodec, type AvroSchemaName } from './codec/avro-codec.js';
 import { ConfigView } from './config-view/config-view.js';
 import { createKafka, createProducer, type Kafka, type Producer } from './kafka/client.js';
 import { connectClient } from './kafka/connect.js';
-import { committedOffsetReader, PartitionTransactions, partitionTransactionalId } from './kafka/partition-transactions.js';
+import type { GroupOffsetCommitter } from './kafka/group-offset-committer.js';
+import { kafkajsPartitionSource } from './kafka/kafkajs-partition-source.js';
+import { committedOffsetReader, PartitionTransactions, partitionTransactionalId, type PartitionTransactionsOptions } from './kafka/partition-transactions.js';
+import { PositionLog } from './kafka/position-log.js';
 import { topicNames, type TopicNames } from './kafka/topics.js';
 import type { ServiceRuntime } from './runtime.js';
 
@@ -56,6 +59,11 @@ export interface ExactlyOnceStage {
   onAcquired?: (partition: number) => Promise<void>;
   onReleased?: (partition: number) => void;
   onFence?: (partition: number) => void;
+  /**
+   * Positions committed as records of the stage's transactions in `topic` (position-log.ts) rather
+   * than as the group's offsets, which `groupOffsets` then commits behind them.
+   */
+  positions?: { topic: string; codec: AvroCodec; groupOffsets: GroupOffsetCommitter };
 }
 
 /**
@@ -67,6 +75,13 @@ export async function startPartitionTransactions(runtime: ServiceRuntime, config
   const txnKafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `switchyard-${runtime.service}-txn`, logger: runtime.logger, overrides: { retry: TRANSACTION_RETRY } });
   const admin = txnKafka.admin();
   await connectClient(runtime.lifecycle, 'offsets-admin', admin);
+  let positions: PartitionTransactionsOptions['positions'];
+  if (stage.positions) {
+    const source = kafkajsPartitionSource(txnKafka, stage.positions.topic);
+    runtime.lifecycle.onShutdown('positions-reader', () => source.close());
+    const log = new PositionLog({ topic: stage.positions.topic, inputTopic: stage.topic, source, codec: stage.positions.codec, clock: Date.now });
+    positions = { log, groupOffsets: stage.positions.groupOffsets };
+  }
   const transactions = new PartitionTransactions({
     groupId: stage.groupId,
     topic: stage.topic,
@@ -75,6 +90,7 @@ export async function startPartitionTransactions(runtime: ServiceRuntime, config
     ...(stage.onAcquired ? { onAcquired: stage.onAcquired } : {}),
     ...(stage.onReleased ? { onReleased: stage.onReleased } : {}),
     ...(stage.onFence ? { onFence: stage.onFence } : {}),
+    ...(positions ? { positions } : {}),
     logger: runtime.logger,
   });
   runtime.lifecycle.onShutdown('partition-transactions', () => transactions.close());

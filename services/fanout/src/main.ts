@@ -9,6 +9,7 @@ import { validateRetryPolicy } from '@switchyard/platform/retry-schedule';
 import { partitionCounts } from '@switchyard/platform/kafka/admin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
+import { GroupOffsetCommitter } from '@switchyard/platform/kafka/group-offset-committer';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { connectPipeline, startConfigView, startPartitionTransactions } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
@@ -34,6 +35,9 @@ const configSchema = z.object({
   FANOUT_HOLD_REFUSING: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
 });
 
+/** How often the group's offsets catch up with the positions committed in the transactions. */
+const GROUP_OFFSET_INTERVAL_MS = 1000;
+
 runMain('fanout', async () => {
   const config = loadConfig(configSchema);
   const runtime = createRuntime({ service: 'fanout', logLevel: config.LOG_LEVEL });
@@ -42,12 +46,20 @@ runMain('fanout', async () => {
   const clients = await connectPipeline(runtime, config, [
     'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.TraceRecords', 'io.switchyard.pipeline.UsageCount',
     'io.switchyard.pipeline.Replay', 'io.switchyard.pipeline.ReplayProgress', 'io.switchyard.pipeline.DeferredRange', 'io.switchyard.pipeline.DestinationState',
+    'io.switchyard.pipeline.ConsumedPosition',
   ]);
   const { kafka, producer, codec, topics } = clients;
   const metrics = fanoutMetrics(runtime.metrics);
-  // Tasks go out in transactions, one transactional id per ingest partition (fencing across rebalances).
+  // A short session lets a replacement take over a crashed instance's partitions within seconds.
+  // Fetches return as soon as records exist (STAGE_FETCH). Connected once everything else is ready.
+  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, ...STAGE_FETCH }, runtime.logger);
+  // Tasks go out in transactions, one transactional id per ingest partition (fencing across
+  // rebalances), each with the partition's position as a record of its own: the group's offsets
+  // follow every second, for lag.
+  const groupOffsets = new GroupOffsetCommitter({ topic: topics.ingest, commit: (offsets) => consumer.commitOffsets(offsets), intervalMs: GROUP_OFFSET_INTERVAL_MS, logger: runtime.logger });
   const transactions = await startPartitionTransactions(runtime, config, {
     stage: 'fanout', prefix: config.SWITCHYARD_TOPIC_PREFIX, groupId, topic: topics.ingest, onFence: () => metrics.fenced.inc(),
+    positions: { topic: topics.fanoutPositions, codec, groupOffsets },
   });
   // Usage totals go outside the transactions, from the plain producer, every interval.
   const usage = new UsageRecorder({ service: 'fanout', producer, codec, topic: topics.usage, registry: runtime.metrics, logger: runtime.logger, intervalMs: config.SWITCHYARD_USAGE_INTERVAL });
@@ -70,10 +82,10 @@ runMain('fanout', async () => {
   await replays.start();
   runtime.lifecycle.onShutdown('replays', () => replays.stop());
 
-  // A short session lets a replacement take over a crashed instance's partitions within seconds.
-  // Fetches return as soon as records exist (STAGE_FETCH).
-  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, ...STAGE_FETCH }, runtime.logger);
   await connectClient(runtime.lifecycle, 'consumer', consumer);
+  // Shutdown runs in reverse: the last group offsets go before the consumer leaves its group.
+  groupOffsets.start();
+  runtime.lifecycle.onShutdown('group-offsets', () => groupOffsets.stop());
   trackGroupMembership(runtime.lifecycle, consumer);
   consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
   // Partitions may have moved: lag is reported again for the ones this instance now owns.
@@ -87,18 +99,21 @@ runMain('fanout', async () => {
 /**
  * The ingest and delivery topics' partition counts (setup created both). Read once: partitions added
  * later are used after a restart, and until then every task still goes to a partition that exists.
+ * The positions topic needs a partition per ingest partition (setup grows them together).
  */
 async function readPartitionLayout(kafka: Kafka, topics: TopicNames): Promise<PartitionLayout> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const counts = await partitionCounts(admin, [topics.ingest, topics.delivery]);
+    const counts = await partitionCounts(admin, [topics.ingest, topics.delivery, topics.fanoutPositions]);
     const count = (topic: string) => {
       const n = counts.get(topic);
       if (!n) throw new Error(`topic ${topic} has no partitions: run setup first`);
       return n;
     };
-    return { ingest: count(topics.ingest), delivery: count(topics.delivery) };
+    const layout = { ingest: count(topics.ingest), delivery: count(topics.delivery) };
+    if (count(topics.fanoutPositions) < layout.ingest) throw new Error(`topic ${topics.fanoutPositions} has fewer partitions than ${topics.ingest}: run setup`);
+    return layout;
   } finally {
     await admin.disconnect().catch(() => undefined);
   }

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { withoutAbortedRecords } from './kafkajs-aborted-filter.js';
 import { OffsetOutOfRangeError, type FetchedPartition, type FetchedRecord, type PartitionSource } from './groupless-reader.js';
 import type { Kafka } from './client.js';
+import type { PositionSource } from './position-log.js';
 
 const READ_COMMITTED = 1;
 /** How long close() waits for calls in progress before it disconnects anyway. */
@@ -70,7 +71,7 @@ function clusterOf(kafka: Kafka): Cluster {
 }
 
 /** Every partition of `topic`, fetched straight from its leader. Connects on first use. */
-export function kafkajsPartitionSource(kafka: Kafka, topic: string): PartitionSource {
+export function kafkajsPartitionSource(kafka: Kafka, topic: string): PartitionSource & PositionSource {
   const cluster = clusterOf(kafka);
   let connected: Promise<void> | undefined;
   let closed = false;
@@ -90,7 +91,7 @@ export function kafkajsPartitionSource(kafka: Kafka, topic: string): PartitionSo
     return run;
   };
 
-  const source: PartitionSource = {
+  const source: PartitionSource & PositionSource = {
     async partitions() {
       await ready();
       await cluster.refreshMetadataIfNecessary();
@@ -102,6 +103,15 @@ export function kafkajsPartitionSource(kafka: Kafka, topic: string): PartitionSo
       const [answer] = await cluster.fetchTopicsOffset([{ topic, partitions: [{ partition }], fromBeginning: true }]);
       const offset = answer?.partitions.find((p) => p.partition === partition)?.offset;
       if (offset === undefined) throw new Error(`no earliest offset for ${topic} partition ${partition}`);
+      return BigInt(offset);
+    },
+
+    async latestOffset(partition) {
+      await ready();
+      // The cluster reads read_committed: ListOffsets answers the last stable offset.
+      const [answer] = await cluster.fetchTopicsOffset([{ topic, partitions: [{ partition }], fromBeginning: false }]);
+      const offset = answer?.partitions.find((p) => p.partition === partition)?.offset;
+      if (offset === undefined) throw new Error(`no latest offset for ${topic} partition ${partition}`);
       return BigInt(offset);
     },
 
@@ -153,6 +163,7 @@ export function kafkajsPartitionSource(kafka: Kafka, topic: string): PartitionSo
   return {
     partitions: () => tracked(() => source.partitions()),
     earliestOffset: (partition) => tracked(() => source.earliestOffset(partition)),
+    latestOffset: (partition) => tracked(() => source.latestOffset(partition)),
     fetch: (partition, offset, maxWaitMs) => tracked(() => source.fetch(partition, offset, maxWaitMs)),
     recover: (error) => tracked(() => source.recover(error)),
     close: () => source.close(),

@@ -141,6 +141,33 @@ describe('PartitionTransactions: one transactional id per input partition, fence
     assert.deepEqual(released, [0, 1, 2]);
   });
 
+  it('with a position log: the position goes into the transaction as a record (no offsets commit), the start is the furthest of log and group, and the group follows', async () => {
+    const log: string[] = [];
+    const noted: string[] = [];
+    const logged = new Map([[0, 50n], [1, 5n]]);
+    const group = new Map([[0, 40n], [1, 8n], [2, 3n]]);
+    const transactions = new PartitionTransactions({
+      groupId: 'g', topic: 'in', logger,
+      createProducer: (p) => {
+        const producer = fakeProducer(`p${p}`, log);
+        return { ...producer, transaction: async () => ({ ...(await producer.transaction()), sendBatch: async ({ topicMessages }: { topicMessages: Array<{ topic: string; messages: unknown[] }> }) => { log.push(`p${p}.sendBatch ${topicMessages.map((t) => `${t.topic}×${t.messages.length}`).join(' ')}`); } }) } as unknown as Producer;
+      },
+      committedOffset: async (p) => group.get(p),
+      positions: {
+        log: { record: (p, next) => ({ topic: 'positions', partition: p, key: `p${p}`, value: Buffer.from(next) }), latest: async (p) => logged.get(p) },
+        groupOffsets: { note: (p, next) => noted.push(`${p}@${next}`), retain: (ps) => noted.push(`retain ${ps.join(',')}`) },
+      },
+    });
+    transactions.assign([0, 1, 2, 3]);
+    const starts = await Promise.all([0, 1, 2, 3].map((p) => transactions.withPartition(p, async (lease) => lease.next)));
+    assert.deepEqual(starts, [50n, 8n, 3n, undefined], 'log ahead, group ahead (written by an older version), group only, neither');
+    await transactions.withPartition(0, (lease) => lease.commit([record], '60'));
+    assert.deepEqual(log.filter((l) => l.startsWith('p0.')), ['p0.connect', 'p0.abort', 'p0.sendBatch out×1 positions×1', 'p0.commit']);
+    assert.deepEqual(noted.slice(0, 1), ['retain 0,1,2,3']);
+    assert.deepEqual(noted.slice(1).sort(), ['0@50', '0@60', '1@8', '2@3'].sort());
+    await transactions.close();
+  });
+
   it('a partition whose fence failed (broker away) is not held, and the next batch tries again', async () => {
     let down = true;
     const transactions = new PartitionTransactions({

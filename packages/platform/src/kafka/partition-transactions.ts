@@ -1,5 +1,7 @@
 import type { Admin, Producer } from 'kafkajs';
 import type { Logger } from '../logger.js';
+import type { GroupOffsetCommitter } from './group-offset-committer.js';
+import type { PositionLog } from './position-log.js';
 import { commitInTransaction, type TransactionRecord } from './transaction.js';
 
 /** The transactional id of one input partition of an exactly-once stage: `<prefix><stage>-p<N>`. */
@@ -13,6 +15,15 @@ export interface PartitionTransactionsOptions {
   createProducer: (partition: number) => Producer;
   /** The group's committed offset of an input partition (the next offset to read), or undefined when none. */
   committedOffset: (partition: number) => Promise<bigint | undefined>;
+  /**
+   * Where positions are committed, if not in the group: a record of each transaction in `log`
+   * (position-log.ts), and the furthest of it and the group's offset is where a new owner starts.
+   * The group's offset then follows, committed positions only, through `groupOffsets` (for lag).
+   */
+  positions?: {
+    log: Pick<PositionLog, 'record' | 'latest'>;
+    groupOffsets: Pick<GroupOffsetCommitter, 'note' | 'retain'>;
+  };
   /**
    * Runs once a partition is fenced in, before its first batch (audiences: catch up the partition's
    * state, which the previous owner's last transaction may have just completed).
@@ -29,12 +40,12 @@ export interface PartitionTransactionsOptions {
 export interface PartitionLease {
   readonly partition: number;
   /**
-   * The first offset not yet committed by the group. Records below it were processed, by a previous
+   * The first offset not yet committed (startingPosition). Records below it were processed, by a previous
    * owner or by this one, and must be skipped: the consumer may have read its position before the
    * previous owner's last transaction completed.
    */
   readonly next: bigint | undefined;
-  /** Writes `records`, and with `nextOffset` the group's position on this partition, in one transaction. */
+  /** Writes `records`, and with `nextOffset` the stage's position on this partition, in one transaction. */
   commit(records: TransactionRecord[], nextOffset?: string): Promise<void>;
 }
 
@@ -50,9 +61,9 @@ interface Held {
  * an instance processes a partition it *fences it in*: a new producer under the partition's id calls
  * InitProducerId, which bumps the id's epoch, so every earlier holder (a paused instance that lost the
  * partition and resumed, say) is refused on its next request, and its open transaction is aborted or,
- * if it was already committing, completed first. Only then is the group's committed offset read: from
- * that moment only this holder can move it, so records below it are skipped (done already) and the
- * rest processed once. A failed transaction gives the partition up; the next batch fences it in again
+ * if it was already committing, completed first. Only then is the committed position read (the
+ * group's offset, or the furthest of it and the position log's): from that moment only this holder
+ * can move it, so records below it are skipped (done already) and the rest processed once. A failed transaction gives the partition up; the next batch fences it in again
  * (which also replaces a producer a broker crash left stuck) and reads the committed offset again.
  * Work on one partition runs one piece at a time; partitions run side by side.
  */
@@ -86,6 +97,7 @@ export class PartitionTransactions {
   assign(partitions: readonly number[]): void {
     const now = new Set(partitions);
     this.assigned = now;
+    this.opts.positions?.groupOffsets.retain(partitions);
     for (const p of this.held.keys()) if (!now.has(p)) void this.serialised(p, () => this.release(p));
     for (const p of now) {
       if (this.held.has(p)) continue;
@@ -113,14 +125,20 @@ export class PartitionTransactions {
       commit: async (records, nextOffset) => {
         if (this.held.get(partition) !== held) throw new Error(`partition ${partition} is no longer held`);
         try {
-          await commitInTransaction(held.producer, records, nextOffset === undefined ? [] : [{ groupId: this.opts.groupId, topic: this.opts.topic, partition, offset: nextOffset }]);
+          const { positions } = this.opts;
+          if (nextOffset === undefined) await commitInTransaction(held.producer, records);
+          else if (positions) await commitInTransaction(held.producer, [...records, positions.log.record(partition, nextOffset)]);
+          else await commitInTransaction(held.producer, records, [{ groupId: this.opts.groupId, topic: this.opts.topic, partition, offset: nextOffset }]);
         } catch (err) {
           // Fenced by a new owner, or the broker went away: either way read the position again before going on.
           this.opts.logger.warn({ err, partition }, 'transaction failed; the partition is fenced in again before its next batch');
           await this.release(partition);
           throw err;
         }
-        if (nextOffset !== undefined) held.next = BigInt(nextOffset);
+        if (nextOffset !== undefined) {
+          held.next = BigInt(nextOffset);
+          this.opts.positions?.groupOffsets.note(partition, held.next);
+        }
         this.opts.logger.debug({ partition, records: records.length, nextOffset }, 'transaction committed');
       },
     };
@@ -133,7 +151,8 @@ export class PartitionTransactions {
       // kafkajs sends InitProducerId with the first transaction; an empty one ends without EndTxn.
       const txn = await producer.transaction();
       await txn.abort();
-      const next = await this.opts.committedOffset(partition);
+      const next = await this.startingPosition(partition);
+      if (next !== undefined) this.opts.positions?.groupOffsets.note(partition, next);
       try {
         await this.opts.onAcquired?.(partition);
       } catch (err) {
@@ -149,6 +168,17 @@ export class PartitionTransactions {
       await producer.disconnect().catch(() => undefined);
       throw err;
     }
+  }
+
+  /**
+   * Where the fenced-in owner starts: the group's committed offset, or with a position log the
+   * furthest of the two (the group's offset trails the log's by the caller's commit interval, and
+   * is all there is for a partition no transaction of the log covered yet).
+   */
+  private async startingPosition(partition: number): Promise<bigint | undefined> {
+    const [group, logged] = await Promise.all([this.opts.committedOffset(partition), this.opts.positions?.log.latest(partition)]);
+    if (group === undefined) return logged;
+    return logged !== undefined && logged > group ? logged : group;
   }
 
   private async release(partition: number): Promise<void> {

@@ -43,6 +43,7 @@ export function topicNames(prefix: string) {
     usage: `${prefix}usage`,
     replays: `${prefix}replays`,
     destinationState: `${prefix}destination-state`,
+    fanoutPositions: `${prefix}fanout-positions`,
   };
 }
 
@@ -68,6 +69,9 @@ export function topicDeclarations({ prefix, partitions, retryTiers }: TopicSetti
     { name: names.replays, partitions: 1, configs: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS) }, purpose: 'time-range replays into one destination: requests and their progress, latest per key' },
     // Written by delivery, followed by fan-out: destinations refusing every request, whose tasks fan-out holds.
     { name: names.destinationState, partitions: 1, configs: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS) }, purpose: 'destinations delivery finds refusing (every circuit open), latest per destination: fan-out holds their tasks' },
+    // Fan-out's position on each ingest partition, written in the transaction of its tasks (one
+    // partition per ingest partition, written only by that partition's transactional id).
+    { name: names.fanoutPositions, partitions, configs: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS) }, purpose: "fan-out's next ingest offset per ingest partition, committed with its tasks (the group offset follows, for lag)" },
     { name: names.config, partitions: 1, configs: { 'cleanup.policy': 'compact', 'min.compaction.lag.ms': '0', 'segment.ms': String(DAY_MS) }, purpose: 'sources and destinations, latest record per key; deletes are tombstones' },
   ];
 }
