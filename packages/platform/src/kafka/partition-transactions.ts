@@ -63,8 +63,9 @@ interface Held {
  * partition and resumed, say) is refused on its next request, and its open transaction is aborted or,
  * if it was already committing, completed first. Only then is the committed position read (the
  * group's offset, or the furthest of it and the position log's): from that moment only this holder
- * can move it, so records below it are skipped (done already) and the rest processed once. A failed transaction gives the partition up; the next batch fences it in again
- * (which also replaces a producer a broker crash left stuck) and reads the committed offset again.
+ * can move it, so records below it are skipped (done already) and the rest processed once. A failed
+ * transaction gives the partition up; the next batch fences it in again (which also replaces a
+ * producer a broker crash left stuck) and reads the committed position again.
  * Work on one partition runs one piece at a time; partitions run side by side.
  */
 export class PartitionTransactions {
