@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { connect, createServer, type AddressInfo } from 'node:net';
 import { describe, it } from 'node:test';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
@@ -135,6 +136,60 @@ describe('DeliveryConsumer across rebalances', () => {
     await assert.rejects(consumer.eachBatch!(payload), /not aware/);
     assert.equal(checked, 1);
     assert.deepEqual(sent, []);
+  });
+});
+
+describe('DeliveryConsumer: an attempt that fails across a freeze', () => {
+  /** A runner whose one attempt fails once `answered` resolves, then asks whether it may write the retry record. */
+  function frozenAttempt() {
+    const consumer = new FakeConsumer();
+    const answered = deferred<void>();
+    const followUps: boolean[] = [];
+    const task = { taskId: 'm1:d1', destinationId: 'd1', notBefore: null } as unknown as DeliveryTask;
+    const codec = { decodeKnown: () => ({ name: 'io.switchyard.pipeline.DeliveryTask', value: task }) } as unknown as AvroCodec;
+    const runner = {
+      circuitOpen: () => false,
+      run: async (_task: DeliveryTask, mayFollowUp: () => Promise<boolean>) => { await answered.promise; const may = await mayFollowUp(); followUps.push(may); return may; },
+    } as unknown as TaskRunner;
+    const delivery = deliveryOver(consumer, codec, runner, { maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10 });
+    /** The process was frozen 14 s: the last heartbeat that succeeded was sent before it. */
+    const freeze = () => {
+      consumer.emit(consumer.events.REQUEST, { apiName: 'Heartbeat', sentAt: Date.now() - 14_000 });
+      consumer.emit(consumer.events.HEARTBEAT, {});
+    };
+    return { consumer, delivery, answered, followUps, freeze };
+  }
+  const committed = (consumer: FakeConsumer) => consumer.commits.flat().map((c) => c.offset);
+
+  it('expelled meanwhile (kafkajs rejoins under a new member id): no retry record, the offset stays uncommitted for the next owner', async () => {
+    const { consumer, delivery, answered, followUps, freeze } = frozenAttempt();
+    await delivery.start();
+    consumer.join('member-1', [0]);
+    await consumer.eachBatch!(batchOf(['5']).payload);
+    freeze();
+    answered.resolve(); // the 503 is read as the process resumes
+    await sleep(60);
+    assert.deepEqual(followUps, [], 'membership unconfirmed: the follow-up waits');
+    consumer.join('member-2', [0]);
+    await sleep(60);
+    assert.deepEqual(followUps, [false]);
+    assert.ok(!committed(consumer).includes('6'), 'the task is not committed');
+  });
+
+  it('a heartbeat sent after the freeze confirms membership: the retry record is written and the offset committed', async () => {
+    const { consumer, delivery, answered, followUps, freeze } = frozenAttempt();
+    await delivery.start();
+    consumer.join('member-1', [0]);
+    await consumer.eachBatch!(batchOf(['5']).payload);
+    freeze();
+    answered.resolve();
+    await sleep(60);
+    assert.deepEqual(followUps, []);
+    consumer.emit(consumer.events.REQUEST, { apiName: 'Heartbeat', sentAt: Date.now() });
+    consumer.emit(consumer.events.HEARTBEAT, {});
+    await sleep(60);
+    assert.deepEqual(followUps, [true]);
+    assert.ok(committed(consumer).includes('6'));
   });
 });
 

@@ -309,7 +309,7 @@ export class DeliveryConsumer {
         tracker.track(message.offset);
         resolved = message.offset;
         this.active++;
-        void this.dispatch(task, tracker, message.offset);
+        void this.dispatch(task, tracker, message.offset, `${topic}:${partition}`);
         // kafkajs sends a heartbeat at most once per heartbeatInterval however often this is called;
         // calling it after each wait for a slot, and otherwise every HEARTBEAT_CHECK_MS, keeps
         // that (and its rebalance notice) while sparing a promise per record.
@@ -480,19 +480,22 @@ export class DeliveryConsumer {
    * committed. Only shutdown makes the runner give up: the offset stays uncommitted and the task is
    * read again.
    */
-  private async dispatch(task: DeliveryTask, tracker: OffsetTracker, offset: string): Promise<void> {
-    if (await this.runInSlots(task)) { tracker.complete(offset); this.requestCommit(); }
+  private async dispatch(task: DeliveryTask, tracker: OffsetTracker, offset: string, held: string): Promise<void> {
+    if (await this.runInSlots(task, held)) { tracker.complete(offset); this.requestCommit(); }
   }
 
-  /** Runs a task holding a global slot (taken by the caller, released here); true once it reached an outcome. */
-  private async runInSlots(task: DeliveryTask): Promise<boolean> {
+  /**
+   * Runs a task holding a global slot (taken by the caller, released here); true once it reached an
+   * outcome. `held` is the partition whose offset finishes the task (the tier's, for a range's task).
+   */
+  private async runInSlots(task: DeliveryTask, held: string): Promise<boolean> {
     const key = task.destinationId;
+    const heldSince = this.heldSince.get(held);
     if (!this.perDestination.tryAcquire(key)) await this.perDestination.acquire(key);
     const mark = this.stalls.started(key, this.opts.clock());
     let finished = false;
     try {
-      await this.opts.runner.run(task);
-      finished = true;
+      finished = await this.opts.runner.run(task, () => this.mayFollowUp(held, heldSince)) !== false;
     } catch (err) {
       this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished');
     } finally {
@@ -598,7 +601,7 @@ export class DeliveryConsumer {
         return next === 'lost' ? false : this.cutShort(range, tierTopic, tasks, runs);
       }
       this.active++;
-      runs.push(this.runInSlots(resumedFromRange(task, range)));
+      runs.push(this.runInSlots(resumedFromRange(task, range), held));
     }
     return (await Promise.all(runs)).every(Boolean);
   }
@@ -626,6 +629,22 @@ export class DeliveryConsumer {
       if (heldSince === undefined || this.heldSince.get(held) !== heldSince) return 'lost';
       const now = this.opts.clock();
       if (!this.handingOver && now - this.lastHeartbeatOk < MEMBERSHIP_CHECK_MS && !this.commitsStalled(now)) return 'go';
+      await sleep(RANGE_WAIT_POLL_MS);
+    }
+  }
+
+  /**
+   * Whether a task whose attempt failed may have its retry or dead-letter record written: yes while
+   * this member has held `held` without a break since the task was read. An attempt that ended
+   * across a freeze past the session timeout (SIGSTOP, a starved process) first waits for a
+   * heartbeat to confirm membership, or for the group to show the partition gone: its next owner
+   * read the task again from the group's offset and sends it, and a retry record written here too
+   * made the receiver get it once more from the tier.
+   */
+  private async mayFollowUp(held: string, heldSince: number | undefined): Promise<boolean> {
+    for (;;) {
+      if (heldSince === undefined || this.heldSince.get(held) !== heldSince) return false;
+      if (this.stopping || this.opts.clock() - this.lastHeartbeatOk < MEMBERSHIP_CHECK_MS) return true;
       await sleep(RANGE_WAIT_POLL_MS);
     }
   }

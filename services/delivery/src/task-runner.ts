@@ -75,12 +75,17 @@ export class TaskRunner {
 
   constructor(private readonly deps: TaskRunnerDeps) {}
 
-  async run(task: DeliveryTask): Promise<void> {
+  /**
+   * One attempt and its outcome. `mayFollowUp` is asked, after the requests, before a retry or
+   * dead-letter record is written: false leaves the task unfinished (run resolves false) for the
+   * partition's next owner, which has read it again and sends it too.
+   */
+  async run(task: DeliveryTask, mayFollowUp?: () => Promise<boolean>): Promise<boolean> {
     const { config, metrics } = this.deps;
     const now = this.deps.clock();
     const destination = config.destination(task.destinationId);
-    if (!destination) return this.deadLetter(task, now, 'destination_removed', { status: null, excerpt: null, error: 'the destination was deleted' }, false, task, noRequest(now, 'destination_removed'));
-    if (!destination.enabled) return this.deadLetter(task, now, 'destination_disabled', { status: null, excerpt: null, error: 'the destination is disabled' }, false, task, noRequest(now, 'destination_disabled'));
+    if (!destination) { await this.deadLetter(task, now, 'destination_removed', { status: null, excerpt: null, error: 'the destination was deleted' }, false, task, noRequest(now, 'destination_removed')); return true; }
+    if (!destination.enabled) { await this.deadLetter(task, now, 'destination_disabled', { status: null, excerpt: null, error: 'the destination is disabled' }, false, task, noRequest(now, 'destination_disabled')); return true; }
 
     const prepared = this.prepare(destination);
     const urls = urlsToTry(task, prepared);
@@ -106,12 +111,16 @@ export class TaskRunner {
       metrics.delivered.inc({ destination: task.destinationId });
       metrics.endToEndSeconds.observe(Math.max(0, ended - task.receivedAt) / 1000);
       this.record(task, tried, DELIVERED);
-      return;
+      return true;
+    }
+    if (mayFollowUp && !(await mayFollowUp())) {
+      this.deps.logger.info({ taskId: task.taskId, destinationId: task.destinationId }, 'the task\'s partition moved to another member during the attempt: no follow-up record, the next owner sends it');
+      return false;
     }
     const failure = lastFailure(results);
-    if (verdict.verdict === 'permanent') return this.deadLetter({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.reason, failure, false, task, tried);
-
-    return this.retryLater({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.retryUrls, failure, verdict.reason, verdict.retryAfterMs, tried);
+    if (verdict.verdict === 'permanent') await this.deadLetter({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.reason, failure, false, task, tried);
+    else await this.retryLater({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.retryUrls, failure, verdict.reason, verdict.retryAfterMs, tried);
+    return true;
   }
 
   /**
