@@ -69,6 +69,8 @@ interface Run {
   /** Seconds since the scenario started, for the log (the duplicates' stories use the same clock). */
   at: () => string;
   log: (line: string) => void;
+  /** When the scenario froze instances (SIGSTOP): the re-sends of what they had just sent are reported apart. */
+  frozenAt: number[];
 }
 
 interface Outcome {
@@ -142,7 +144,7 @@ describe('faults: a three-broker cluster, several instances of every service', {
     const { destination, receiver, source } = await p.scenario(label, { failFirstAttempt: (id) => /[02468]$/.test(id) }, { name: 'Three Buys', condition: JSON.stringify({ event: 'Buy', within: '30d', count: { op: 'gte', value: BUYS } }) });
     receivers.push(receiver);
     const startedAt = Date.now();
-    const r: Run = { loadMs: (sizes.events / sizes.rate) * 1000, at: () => `${((Date.now() - startedAt) / 1000).toFixed(1)} s`, log };
+    const r: Run = { loadMs: (sizes.events / sizes.rate) * 1000, at: () => `${((Date.now() - startedAt) / 1000).toFixed(1)} s`, log, frozenAt: [] };
     let progress: NodeJS.Timeout | undefined;
     let stopStalls = () => {};
     try {
@@ -163,8 +165,8 @@ describe('faults: a three-broker cluster, several instances of every service', {
       stopStalls = () => stalls.disable();
       await faults(r);
       // Reduced, a scenario that cannot settle must fail soon enough for the others to run.
-      const events = await settle({ scenario: name, load, receiver, destinationId: destination.id, ...topics, from, startedAt, timeoutMs: scale(45_000, 90_000) });
-      const identifies = await settleIdentifies({ scenario: name, load, receiver, perUser: BUYS, userOf, trait: 'three_buys', startedAt, timeoutMs: scale(20_000, 30_000) });
+      const events = await settle({ scenario: name, load, receiver, destinationId: destination.id, ...topics, from, startedAt, timeoutMs: scale(45_000, 90_000), ...freezeTimes(r) });
+      const identifies = await settleIdentifies({ scenario: name, load, receiver, perUser: BUYS, userOf, trait: 'three_buys', startedAt, timeoutMs: scale(20_000, 30_000), ...freezeTimes(r) });
       return { events, identifies, load };
     } finally {
       clearInterval(progress);
@@ -172,6 +174,8 @@ describe('faults: a three-broker cluster, several instances of every service', {
       await opts.restore?.();
     }
   };
+
+  const freezeTimes = (r: Run) => (r.frozenAt.length ? { frozenAt: r.frozenAt } : {});
 
   /** Reduced: false (and the test skipped, saying why) once the file's time budget is spent. */
   const inBudget = (t: { skip(message?: string): void }): boolean => {
@@ -195,12 +199,14 @@ describe('faults: a three-broker cluster, several instances of every service', {
       // after an outage starves this two-core machine, and the receiver runs in this process:
       // at-least-once after a timeout, "after an answer that came past delivery's timeout").
       const bound = (n: number) => (maxDuplicateShare === 0 ? 0 : Math.max(n * maxDuplicateShare, IN_FLIGHT_RESENDS));
-      const redelivered = (events.redelivered ?? events.duplicated) - (events.resentAfterTimeout ?? 0);
-      assert.ok(redelivered <= bound(events.acknowledged), `${redelivered} re-sent by delivery of ${events.acknowledged} beside those after a late answer (bound ${(maxDuplicateShare * 100).toFixed(1)} %, at least ${IN_FLIGHT_RESENDS})`);
+      // And in the SIGSTOP scenario, not bounded, reported: one re-send of each event the receiver got
+      // just before a freeze (the frozen instance's unfinished work, sent again by the next owner).
+      const redelivered = (events.redelivered ?? events.duplicated) - (events.resentAfterTimeout ?? 0) - (events.resentAfterFreeze ?? 0);
+      assert.ok(redelivered <= bound(events.acknowledged), `${redelivered} re-sent by delivery of ${events.acknowledged} beside those after a late answer or just before a freeze (bound ${(maxDuplicateShare * 100).toFixed(1)} %, at least ${IN_FLIGHT_RESENDS})`);
       assert.equal(identifies.lost, 0, `users without their identify call: ${identifies.lostSample.join(', ')}`);
       assert.equal(identifies.duplicateEmissions, 0, 'identify calls audiences emitted more than once');
-      const identifiesResent = identifies.duplicated - (identifies.resentAfterTimeout ?? 0);
-      assert.ok(identifiesResent <= bound(identifies.acknowledged), `${identifiesResent} identify calls of ${identifies.acknowledged} delivered more than once beside those after a late answer (bound ${(maxDuplicateShare * 100).toFixed(1)} %, at least ${IN_FLIGHT_RESENDS})`);
+      const identifiesResent = identifies.duplicated - (identifies.resentAfterTimeout ?? 0) - (identifies.resentAfterFreeze ?? 0);
+      assert.ok(identifiesResent <= bound(identifies.acknowledged), `${identifiesResent} identify calls of ${identifies.acknowledged} delivered more than once beside those after a late answer or just before a freeze (bound ${(maxDuplicateShare * 100).toFixed(1)} %, at least ${IN_FLIGHT_RESENDS})`);
     } catch (err) {
       failed = true;
       throw err;
@@ -258,6 +264,7 @@ describe('faults: a three-broker cluster, several instances of every service', {
       for (let n = 0; n < pauses; n++) {
         await sleep(Math.max(2000, gap));
         const k = n % INSTANCES;
+        r.frozenAt.push(Date.now());
         for (const role of frozen) pipeline!.pause(role, k);
         r.log(`${frozen.map((f) => `${f} #${k + 1}`).join(', ')} frozen at ${r.at()}`);
         await sleep(PAUSE_MS);
@@ -266,10 +273,12 @@ describe('faults: a three-broker cluster, several instances of every service', {
       }
     }, { restore: async () => { for (const role of frozen) for (let k = 0; k < INSTANCES; k++) pipeline!.resume(role, k); } });
     // To its group a frozen instance is a crashed one: the new owner sends again what the frozen one
-    // had in flight or finished and not committed. And more than a crash: on SIGCONT its overdue
-    // timers fire before the responses that arrived meanwhile are read, so requests the receiver
-    // answered count as timed out and go to the retry tier (sent a third time). Full size, three
-    // freezes: 1.3 %, then 0.17 % once the late-timer fix was in (RELIABILITY.md). Bound 2 %.
+    // had in flight or finished and not committed; those are reported apart (one re-send each of
+    // what the receiver got in the 2 s before a freeze). And more than a crash: on SIGCONT its
+    // overdue timers fire before the responses that arrived meanwhile are read, and an attempt that
+    // failed across the freeze would write its retry record though the task is no longer the
+    // instance's (both fixed; RELIABILITY.md). Full size, three freezes: 1.3 %, then 0.17 % once the
+    // late-timer fix was in. Bound 2 % on the rest.
     check(outcome, 0.02);
   });
 
