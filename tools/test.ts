@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { repoRoot } from './stack/paths.js';
+import { killListed, SPAWNED_PIDS_FILE } from './stack/process.js';
 import { replicationFor } from './stack/kafka.js';
 import { parseBrokers } from './stack/layout.js';
 import { freeKafkaAddresses, freePort } from './stack/ports.js';
@@ -35,6 +36,7 @@ const files = args.some((a) => a.endsWith('.ts'))
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-test-'));
 const logDir = join(dir, 'logs');
 const secretsFile = join(dir, 'secrets.jsonl');
+const spawnedPids = join(dir, 'spawned-pids');
 mkdirSync(logDir);
 let stack: Stack | undefined;
 let code = 1;
@@ -50,13 +52,15 @@ try {
     const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=600000', ...args, ...files], {
       cwd: repoRoot,
       stdio: 'inherit',
-      env: { ...process.env, ...cluster, KAFKA_BROKERS: stack!.brokers, SCHEMA_REGISTRY_URL: stack!.registryUrl, SWITCHYARD_TEST_DIR: dir, [TEST_LOG_DIR]: logDir, [TEST_SECRETS_FILE]: secretsFile },
+      env: { ...process.env, ...cluster, KAFKA_BROKERS: stack!.brokers, SCHEMA_REGISTRY_URL: stack!.registryUrl, SWITCHYARD_TEST_DIR: dir, [TEST_LOG_DIR]: logDir, [TEST_SECRETS_FILE]: secretsFile, [SPAWNED_PIDS_FILE]: spawnedPids },
       // Its own process group: a test file killed at its timeout leaves the services it spawned
       // behind (its `after` never ran); once the runner is done, whatever is left of the group goes.
       detached: true,
     });
     child.on('exit', (c, sig) => {
       try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* nothing left */ }
+      const leftovers = killListed(spawnedPids);
+      if (leftovers) log(`killed ${leftovers} process(es) (JVMs) a test file left running`);
       resolve(c ?? (sig ? 1 : 0));
     });
     for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => child.kill(sig));

@@ -1,5 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+
+/**
+ * The environment variable naming a file where every process spawned here is listed (`pid start`,
+ * start as /proc gives it): the test runner sets it for the test files, and kills at the end what
+ * is still running of theirs. A file the runner cut off at its timeout never stopped its JVMs,
+ * which run in process groups of their own.
+ */
+export const SPAWNED_PIDS_FILE = 'SWITCHYARD_SPAWNED_PIDS';
 
 /** A background process of the local stack (a JVM): logs to a file, leaves a pid file, stops in order. */
 export interface ManagedProcess {
@@ -40,6 +48,8 @@ export async function spawnManaged(opts: SpawnOptions): Promise<ManagedProcess> 
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not start ${opts.name}`);
   writeFileSync(opts.pidFile, String(pid));
+  const listed = process.env[SPAWNED_PIDS_FILE];
+  if (listed) appendFileSync(listed, `${pid} ${startTimeOf(pid) ?? ''}\n`);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => { rmSync(opts.pidFile, { force: true }); resolve(code); }));
   // The orchestrator must not keep running because of its children, nor leave them behind on a crash.
   child.unref();
@@ -66,6 +76,32 @@ export async function spawnManaged(opts: SpawnOptions): Promise<ManagedProcess> 
 
 function signal(pid: number, sig: NodeJS.Signals): void {
   try { process.kill(pid, sig); } catch { /* already gone */ }
+}
+
+/** When a process started (clock ticks since boot, /proc/<pid>/stat field 22): tells it from a later one with its pid. */
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may hold spaces.
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** SIGKILLs every process listed in `file` (SPAWNED_PIDS_FILE) that still runs; returns how many. */
+export function killListed(file: string): number {
+  if (!existsSync(file)) return 0;
+  let killed = 0;
+  for (const line of readFileSync(file, 'utf8').split('\n')) {
+    const [pidText, start] = line.split(' ');
+    const pid = Number(pidText);
+    if (!Number.isInteger(pid) || pid <= 0 || !isAlive(pid)) continue;
+    if (start && startTimeOf(pid) !== start) continue; // the pid belongs to another process now
+    signal(pid, 'SIGKILL');
+    killed++;
+  }
+  return killed;
 }
 
 export function isAlive(pid: number): boolean {
