@@ -470,6 +470,9 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
         details: {
           rate: l.offered, batch: l.batchSize, p50ms: l.p50ms, p99ms: l.p99ms, p999ms: l.p999ms, ingestP99ms: l.ingestP99ms,
           ...(rounds > 1 ? { roundP50P99: runs.map((x) => `${x.p50ms}/${x.p99ms}`).join(' '), pooledP50P99: `${quantile(pooled, 0.5)}/${quantile(pooled, 0.99)}` } : {}),
+          // Each round's hops as p99 ms, ingest/→ fan-out/→ delivery/http: which hop holds the first
+          // round's step up from the rate before.
+          ...(rounds > 1 ? { roundHopP99: runs.map(({ hops: x }) => [x.ingest, x.toFanout, x.toDelivery, x.http].map((q) => round(q.p99)).join('/')).join(' ') } : {}),
           // Each hop as p50/p99 ms: ingest (receipt → 200), → fan-out (200 → tasks decided),
           // → delivery (decided → first request: transaction commit, fetch, dispatch), http (→ arrival).
           hopIngest: hop(h.ingest), hopFanout: hop(h.toFanout), hopDelivery: hop(h.toDelivery), hopHttp: hop(h.http), hopSamples: h.samples,
