@@ -3,8 +3,7 @@
 // bench-results/). Uses KAFKA_BROKERS / SCHEMA_REGISTRY_URL when both are set, else starts a fresh
 // broker and registry in a temporary directory (as `npm test` does). Everything listens on
 // 127.0.0.1; every load is bounded; every scenario checks that each sent event arrived, by messageId.
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -13,64 +12,16 @@ import { repoRoot } from '../stack/paths.js';
 import { freeKafkaAddresses, freePort } from '../stack/ports.js';
 import { startStack, type Stack } from '../stack/stack.js';
 import type { Source } from '@switchyard/platform/config-view/config-state';
+import { clkTck, machineCpuMs, processCpuMs } from './cpu-time.js';
 import { HopWatcher, summariseHops } from './hops.js';
 import { batchRequests, median, quantile, runLoad, type LoadRequest } from './load.js';
 import { cpuMs, makeDestination, makeSource, Pipeline, rawKafka, rssMb, startBareIngest, type StackRef } from './pipeline.js';
+import { parseOptions, type Scenario } from './options.js';
 import { summariseDir } from './profile.js';
 import { countArrived, messageIdOf, startBenchReceiver, type BenchReceiver } from './receiver.js';
+import { formatTable, hop, round, type Row } from './report.js';
 import { scrapeStats, scrapeSums, statsNote } from './service-stats.js';
-
-export type Mode = 'tiny' | 'quick' | 'full';
-
-/** The scenarios `--only` can pick (each runs the baselines it is compared with). */
-const SCENARIOS = ['ingest', 'e2e', 'attempts', 'latency', 'storm', 'slow', 'isolation', 'cpu', 'horizontal', 'backlog'] as const;
-type Scenario = typeof SCENARIOS[number];
-
-/** `--only isolation,attempts`: those scenarios; absent: every scenario. */
-function parseOnly(args: string[]): Set<Scenario> {
-  const i = args.indexOf('--only');
-  if (i < 0) return new Set(SCENARIOS);
-  const names = (args[i + 1] ?? '').split(',').filter(Boolean);
-  const unknown = names.filter((n) => !(SCENARIOS as readonly string[]).includes(n));
-  if (names.length === 0 || unknown.length) throw new Error(`--only takes a comma-separated list of ${SCENARIOS.join(', ')}; got ${JSON.stringify(args[i + 1] ?? '')}`);
-  return new Set(names as Scenario[]);
-}
-
-interface Sizes {
-  rawMessages: number; postRequests: number; postConcurrency: number;
-  ingestRequests: number; batchSize: number; ingestConcurrency: number;
-  e2eEvents: number; slowCap: number; slowTasks: number;
-  /** Latency against rate: open-loop loads at these rates ('half' = 50 % of the measured saturation rate), each of so many events. */
-  latencyRates: Array<{ rate: number | 'half'; events: number }>;
-  isolationEvents: number; stormMs: number; stormEvents: number; backlogTasks: number; backlogSeconds: number;
-  /** Delivery CPU per task: tasks drained before measuring (JIT, connections), then the measured tasks. */
-  cpuWarmTasks: number; cpuTasks: number;
-  /** Horizontal throughput: tasks per delivery instance in each measured drain (1, 2, 3 instances drain 1×, 2×, 3× this). */
-  horizontalTasks: number;
-  deliverTimeoutMs: number;
-  /** Paired rounds of each ratio row (baseline and subject run back to back, alternating order): the row reports the median ratio. */
-  rounds: number;
-}
-
-const SIZES: Record<Mode, Sizes> = {
-  tiny: { rawMessages: 2000, postRequests: 1000, postConcurrency: 50, ingestRequests: 30, batchSize: 10, ingestConcurrency: 8, e2eEvents: 300, latencyRates: [{ rate: 5, events: 10 }, { rate: 50, events: 50 }, { rate: 500, events: 200 }, { rate: 'half', events: 200 }], slowCap: 20, slowTasks: 200, isolationEvents: 300, stormMs: 2000, stormEvents: 100, backlogTasks: 0, backlogSeconds: 0, cpuWarmTasks: 500, cpuTasks: 2000, horizontalTasks: 200, deliverTimeoutMs: 30_000, rounds: 1 },
-  quick: { rawMessages: 50_000, postRequests: 10_000, postConcurrency: 200, ingestRequests: 300, batchSize: 20, ingestConcurrency: 32, e2eEvents: 6000, latencyRates: [{ rate: 5, events: 50 }, { rate: 50, events: 500 }, { rate: 500, events: 2500 }, { rate: 'half', events: 4000 }], slowCap: 200, slowTasks: 3000, isolationEvents: 3000, stormMs: 5000, stormEvents: 1000, backlogTasks: 0, backlogSeconds: 0, cpuWarmTasks: 5000, cpuTasks: 30_000, horizontalTasks: 3000, deliverTimeoutMs: 60_000, rounds: 2 },
-  full: { rawMessages: 300_000, postRequests: 50_000, postConcurrency: 200, ingestRequests: 2000, batchSize: 20, ingestConcurrency: 32, e2eEvents: 40_000, latencyRates: [{ rate: 5, events: 300 }, { rate: 50, events: 1000 }, { rate: 500, events: 5000 }, { rate: 'half', events: 20_000 }], slowCap: 200, slowTasks: 15_000, isolationEvents: 20_000, stormMs: 30_000, stormEvents: 10_000, backlogTasks: 1_000_000, backlogSeconds: 120, cpuWarmTasks: 10_000, cpuTasks: 100_000, horizontalTasks: 10_000, deliverTimeoutMs: 300_000, rounds: 3 },
-};
-
-export interface Row {
-  scenario: string;
-  /** The headline figure and its unit. */
-  value: number; unit: string;
-  baseline?: { name: string; value: number };
-  ratio?: number;
-  target?: string;
-  met?: boolean;
-  /** Every sent event arrived (by messageId). */
-  verified: boolean;
-  details: Record<string, unknown>;
-  rssMb: Record<string, number>;
-}
+import { SIZES, type Sizes } from './sizes.js';
 
 /** Extra environment of every service process (e.g. NODE_OPTIONS for --profile). */
 const serviceEnv: NodeJS.ProcessEnv = {};
@@ -85,20 +36,14 @@ const WARM_STEADY = 0.05;
 const WARM_MAX_LOADS = 6;
 /** Latency rows at this rate and above run `rounds` loads; the slower ones are long enough alone (60 s at 5/s). */
 const LATENCY_ROUNDS_FROM_RATE = 500;
-const round = (n: number, d = 0) => (Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : n);
-/** A hop as p50/p99 ms. */
-const hop = (q: { p50: number; p99: number }) => `${round(q.p50)}/${round(q.p99)}`;
 
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const mode: Mode = args.includes('--tiny') ? 'tiny' : args.includes('--quick') ? 'quick' : 'full';
-  const outArg = args.indexOf('--out');
+  const { mode, only, out, profile, taskHops: withTaskHops } = parseOptions(process.argv.slice(2));
   // --profile: every service process writes a V8 CPU profile on exit (tools/bench/cpu-profile-hook.mjs); summarised after the table.
-  const profileDir = args.includes('--profile') ? join(repoRoot, 'bench-results', `profiles-${new Date().toISOString().replace(/[:.]/g, '-')}`) : undefined;
+  const profileDir = profile ? join(repoRoot, 'bench-results', `profiles-${new Date().toISOString().replace(/[:.]/g, '-')}`) : undefined;
   if (profileDir) { mkdirSync(profileDir, { recursive: true }); serviceEnv.NODE_OPTIONS = `${process.env.NODE_OPTIONS ?? ''} --import ${join(repoRoot, 'tools', 'bench', 'cpu-profile-hook.mjs')}`.trim(); serviceEnv.BENCH_PROFILE_DIR = profileDir; }
-  taskHops = args.includes('--task-hops');
+  taskHops = withTaskHops;
   const sizes = SIZES[mode];
-  const only = parseOnly(args);
   const t0 = Date.now();
   const runId = randomUUID().slice(0, 8);
   log(`mode ${mode}, run ${runId}`);
@@ -135,35 +80,13 @@ async function main(): Promise<void> {
   };
   console.log(formatTable(rows));
   console.log(`\n${mode} run in ${seconds.toFixed(1)} s on ${result.machine.cpus} × ${result.machine.cpuModel}, Node ${process.version}`);
-  const file = outArg >= 0 ? args[outArg + 1]! : join(repoRoot, 'bench-results', `${new Date(t0).toISOString().replace(/[:.]/g, '-')}-${mode}.json`);
+  const file = out ?? join(repoRoot, 'bench-results', `${new Date(t0).toISOString().replace(/[:.]/g, '-')}-${mode}.json`);
   mkdirSync(join(file, '..'), { recursive: true });
   writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
   console.log(`written to ${file}`);
   if (profileDir) console.log(`\nCPU profiles (${profileDir}):\n${summariseDir(profileDir)}`);
   const unverified = rows.filter((r) => !r.verified);
   if (unverified.length) { console.error(`NOT VERIFIED (events missing): ${unverified.map((r) => r.scenario).join(', ')}`); process.exitCode = 1; }
-}
-
-
-export function formatTable(rows: Row[]): string {
-  const head = ['scenario', 'result', 'baseline', 'ratio', 'target', 'met', 'all arrived', 'notes'];
-  const body = rows.map((r) => [
-    r.scenario,
-    `${round(r.value, r.value < 10 ? 2 : 0)} ${r.unit}`,
-    r.baseline ? `${r.baseline.name} ${round(r.baseline.value, r.baseline.value < 10 ? 2 : 0)}` : '',
-    r.ratio === undefined ? '' : r.ratio.toFixed(2),
-    r.target ?? '',
-    r.met === undefined ? '' : r.met ? 'yes' : 'NO',
-    r.verified ? 'yes' : 'NO',
-    [notes(r.details), Object.entries(r.rssMb).map(([k, v]) => `${k} ${round(v)}MB`).join(' ')].filter(Boolean).join('; '),
-  ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`;
-  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
-}
-
-function notes(d: Record<string, unknown>): string {
-  return Object.entries(d).filter(([k]) => !k.startsWith('_')).map(([k, v]) => `${k} ${typeof v === 'number' ? round(v, v < 10 ? 2 : 0) : String(v)}`).join(', ');
 }
 
 async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario>, cleanups: Array<() => Promise<unknown>>): Promise<Row[]> {
@@ -648,28 +571,6 @@ async function rawKafkaBaseline(ref: StackRef, topic: string, n: number): Promis
   return { rate: seen.size / ((lastAt - start) / 1000), verified: verified && seen.size === n, payloadBytes: Buffer.byteLength(messages[0]!.value) };
 }
 
-/** Clock ticks per second of /proc/<pid>/stat times (`getconf CLK_TCK`; 100 on Linux nearly always). */
-let clockTicks: number | undefined;
-function clkTck(): number {
-  if (clockTicks === undefined) {
-    try { clockTicks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100; } catch { clockTicks = 100; }
-  }
-  return clockTicks;
-}
-
-/** A process's CPU time so far (user + system, every thread), in ms, from /proc/<pid>/stat; NaN elsewhere. */
-export function processCpuMs(pid: number | undefined): number {
-  if (!pid) return NaN;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces), from field 3: utime is field 14, stime 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / clkTck();
-  } catch {
-    return NaN;
-  }
-}
-
 /**
  * Delivery's CPU time per task: a backlog of warm-up + measured tasks written straight to the
  * delivery topic (3 partitions, one fast receiver), then delivery started alone. Its process CPU
@@ -736,18 +637,6 @@ async function cpuScenario(ref: StackRef, prefix: string, s: Sizes, runId: strin
     };
   } finally {
     await p.stopAll();
-  }
-}
-
-/** The whole machine's CPU time so far, in ms over all cores (/proc/stat): busy (everything but idle and iowait) and steal (taken by the hypervisor). */
-function machineCpuMs(): { busyMs: number; stealMs: number } {
-  try {
-    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
-    // user nice system idle iowait irq softirq steal …
-    const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
-    return { busyMs: ((total - f[3]! - f[4]!) * 1000) / clkTck(), stealMs: (f[7]! * 1000) / clkTck() };
-  } catch {
-    return { busyMs: NaN, stealMs: NaN };
   }
 }
 
