@@ -4,7 +4,7 @@
 // broker and registry in a temporary directory (as `npm test` does). Everything listens on
 // 127.0.0.1; every load is bounded; every scenario checks that each sent event arrived, by messageId.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
+import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { randomUUID } from 'node:crypto';
@@ -12,14 +12,19 @@ import { repoRoot } from '../stack/paths.js';
 import { freeKafkaAddresses, freePort } from '../stack/ports.js';
 import { startStack, type Stack } from '../stack/stack.js';
 import type { Source } from '@switchyard/platform/config-view/config-state';
-import { clkTck, machineCpuMs, processCpuMs } from './cpu-time.js';
+import { log, type BenchContext } from './context.js';
 import { HopWatcher, summariseHops } from './hops.js';
-import { batchRequests, median, quantile, runLoad, type LoadRequest } from './load.js';
+import { batchRequests, median, quantile, runLoad } from './load.js';
 import { cpuMs, makeDestination, makeSource, Pipeline, rawKafka, rssMb, startBareIngest, type StackRef } from './pipeline.js';
 import { parseOptions, type Scenario } from './options.js';
 import { summariseDir } from './profile.js';
-import { countArrived, messageIdOf, startBenchReceiver, type BenchReceiver } from './receiver.js';
+import { countArrived, startBenchReceiver, type BenchReceiver } from './receiver.js';
 import { formatTable, hop, round, type Row } from './report.js';
+import { backlogMemory } from './scenarios/backlog.js';
+import { kafkaBaseline } from './scenarios/baseline-kafka.js';
+import { measurePost, postRow, type PostRun, type PostSummary } from './scenarios/baseline-post.js';
+import { deliveryCpu } from './scenarios/delivery-cpu.js';
+import { horizontal } from './scenarios/horizontal.js';
 import { scrapeStats, scrapeSums, statsNote } from './service-stats.js';
 import { SIZES, type Sizes } from './sizes.js';
 
@@ -29,7 +34,6 @@ const serviceEnv: NodeJS.ProcessEnv = {};
 let taskHops = false;
 /** The Kafka processes this run started (none on a reused stack), whose CPU some rows report. */
 const brokerPids: number[] = [];
-const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 /** Warm-up loads stop once one is no more than this much faster than the one before... */
 const WARM_STEADY = 0.05;
 /** ...or after this many. */
@@ -104,6 +108,7 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
   const receivers: BenchReceiver[] = [];
   cleanups.push(() => Promise.all(receivers.map((r) => r.close())));
   const receiver = async (...a: Parameters<typeof startBenchReceiver>) => { const r = await startBenchReceiver(...a); receivers.push(r); return r; };
+  const ctx: BenchContext = { ref, s, runId, base, serviceEnv, taskHops, brokerPids, receiver, cleanups };
 
   log('setup: topics and schemas');
   await Promise.all([p1.setup(), p2.setup()]);
@@ -142,36 +147,18 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
   let minAB = NaN;
   let aRate = NaN;
   /** Baseline (b): requests/s and the bench process's CPU per request (undici client and node:http receiver, one process). */
-  let rawPost: { rate: number; usPerRequest: number } | undefined;
+  let rawPost: PostSummary | undefined;
   if (only.has('e2e')) {
-    log(`baseline (a): kafkajs produce → consume, ${s.rawMessages} messages`);
-    const a = await rawKafkaBaseline(ref, `${base}raw`, s.rawMessages);
-    rows.push({ scenario: 'baseline (a) kafkajs produce→consume', value: a.rate, unit: 'msg/s', verified: a.verified, details: { messages: s.rawMessages, payloadBytes: a.payloadBytes }, rssMb: {} });
+    const a = await kafkaBaseline(ctx);
+    rows.push(a.row);
     aRate = a.rate;
   }
-  // ---- (b) raw undici POST rate to the same receiver with the same concurrency -------------------
-  const rawPostBaseline = async (label: string) => {
-    log(`baseline (b)${label}: undici POST → receiver, ${s.postRequests} requests, concurrency ${s.postConcurrency}`);
-    const bodies: LoadRequest[] = Array.from({ length: s.postRequests }, (_, i) => {
-      const id = `${runId}-post${label.replace(/\W/g, '')}-${i}`;
-      return { ids: [id], body: JSON.stringify({ version: 1, type: 'track', messageId: id, userId: `user-${i % 997}`, event: 'Order Completed', properties: { orderId: `o-${i}`, revenue: 42.5, currency: 'EUR', products: [{ sku: 'sku-1', qty: 2 }] }, context: { library: { name: 'switchyard-bench' } }, timestamp: new Date().toISOString() }) };
-    });
-    const u = new URL(rMain.url);
-    const b = await runLoad({ origin: u.origin, path: u.pathname, requests: bodies, concurrency: s.postConcurrency });
-    const verified = countArrived(bodies.flatMap((x) => x.ids), rMain.arrivals) === s.postRequests && b.errors === 0;
-    rMain.reset();
-    return { rate: s.postRequests / ((b.endedAt - b.startedAt) / 1000), usPerRequest: (b.cpuMs * 1000) / s.postRequests, benchCpu: b.cpuMs / (b.endedAt - b.startedAt), verified };
-  };
-  const rawPostRow = (runs: Array<Awaited<ReturnType<typeof rawPostBaseline>>>): Row => {
-    const b = runs.find((x) => x.rate === median(runs.map((r) => r.rate))) ?? runs[0]!;
-    rawPost = { rate: b.rate, usPerRequest: b.usPerRequest };
-    return {
-      scenario: 'baseline (b) undici POST→receiver', value: b.rate, unit: 'req/s', verified: runs.every((x) => x.verified),
-      details: { concurrency: s.postConcurrency, ...(runs.length > 1 ? { roundRates: runs.map((x) => round(x.rate)).join('/') } : {}), benchCpu: b.benchCpu, benchUsPerReq: b.usPerRequest }, rssMb: {},
-    };
-  };
   // Without the end-to-end row (which measures it in rounds beside each of its own), once here.
-  if (only.has('cpu') && !only.has('e2e')) rows.push(rawPostRow([await rawPostBaseline('')]));
+  if (only.has('cpu') && !only.has('e2e')) {
+    const b = postRow(ctx, [await measurePost(ctx, rMain, '')]);
+    rows.push(b.row);
+    rawPost = b.summary;
+  }
 
   // ---- (c) bare node:http → Kafka, and ingest under the same load, in paired rounds --------------
   const admin = rawKafka(ref, 'bench-admin').admin();
@@ -218,7 +205,7 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
     });
   }
   if (!needsChain && !only.has('slow') && !only.has('backlog') && !only.has('cpu')) {
-    if (only.has('horizontal')) rows.push(...await horizontalScenario(ref, `${base}horiz.`, s, runId, receiver));
+    if (only.has('horizontal')) rows.push(...await horizontal(ctx));
     return rows;
   }
 
@@ -316,14 +303,16 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
   if (only.has('e2e')) {
     log(`end to end at saturation, ${s.rounds} round(s) paired with baseline (b): ${s.e2eEvents} events each`);
     const runs: Array<Awaited<ReturnType<typeof saturate>>> = [];
-    const posts: Array<Awaited<ReturnType<typeof rawPostBaseline>>> = [];
+    const posts: PostRun[] = [];
     for (let k = 0; k < s.rounds; k++) {
-      if (k % 2 === 0) posts.push(await rawPostBaseline(` (round ${k + 1})`));
+      if (k % 2 === 0) posts.push(await measurePost(ctx, rMain, ` (round ${k + 1})`));
       runs.push(await saturate(sMain, rMain, `e2e${k}`, s.e2eEvents));
-      if (k % 2 === 1) posts.push(await rawPostBaseline(` (round ${k + 1})`));
+      if (k % 2 === 1) posts.push(await measurePost(ctx, rMain, ` (round ${k + 1})`));
     }
-    rows.push(rawPostRow(posts));
-    minAB = Math.min(aRate, rawPost!.rate);
+    const b = postRow(ctx, posts);
+    rows.push(b.row);
+    rawPost = b.summary;
+    minAB = Math.min(aRate, rawPost.rate);
     eRate = median(runs.map((e) => e.rate));
     const ratios = runs.map((e, k) => e.rate / Math.min(aRate, posts[k]!.rate));
     const ratio = median(ratios);
@@ -519,341 +508,10 @@ async function runAll(ref: StackRef, s: Sizes, runId: string, only: Set<Scenario
   }
   await p1.stopAll();
 
-  // ---- memory: delivery with a large backlog (full mode) ----------------------------------------
-  // ---- delivery's CPU per task, delivery alone (after the other pipelines stopped) ---------------
-  if (only.has('cpu')) rows.push(await cpuScenario(ref, `${base}cpu.`, s, runId, receiver, rawPost));
-  // ---- horizontal throughput: 1, 2, 3 delivery instances against a slow receiver ----------------
-  if (only.has('horizontal')) rows.push(...await horizontalScenario(ref, `${base}horiz.`, s, runId, receiver));
-  if (only.has('backlog') && s.backlogTasks > 0) rows.push(await backlogScenario(ref, `${base}backlog.`, s, runId, receiver));
+  if (only.has('cpu')) rows.push(await deliveryCpu(ctx, rawPost));
+  if (only.has('horizontal')) rows.push(...await horizontal(ctx));
+  if (only.has('backlog') && s.backlogTasks > 0) rows.push(await backlogMemory(ctx));
   return rows;
-}
-
-async function rawKafkaBaseline(ref: StackRef, topic: string, n: number): Promise<{ rate: number; verified: boolean; payloadBytes: number }> {
-  const kafka = rawKafka(ref, 'bench-raw');
-  const admin = kafka.admin();
-  await admin.connect();
-  await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
-  await admin.disconnect();
-  const payload = (k: number) => JSON.stringify({ version: 1, type: 'track', messageId: `raw-${k}-${randomUUID()}`, userId: `user-${k % 997}`, event: 'Order Completed', properties: { orderId: `o-${k}`, revenue: 42.5, currency: 'EUR', products: [{ sku: 'sku-1', qty: 2 }] }, context: { library: { name: 'switchyard-bench' } }, timestamp: new Date().toISOString() });
-  const messages = Array.from({ length: n }, (_, k) => ({ key: `user-${k % 997}`, value: payload(k) }));
-  const seen = new Set<string>();
-  const consumer = kafka.consumer({ groupId: `${topic}-g`, maxWaitTimeInMs: 50 });
-  await consumer.connect();
-  await consumer.subscribe({ topic, fromBeginning: true });
-  let done!: () => void;
-  const finished = new Promise<void>((r) => { done = r; });
-  let lastAt = 0;
-  let joined!: () => void;
-  const ready = new Promise<void>((r) => { joined = r; });
-  consumer.on(consumer.events.GROUP_JOIN, () => joined());
-  await consumer.run({
-    eachBatch: async ({ batch }) => {
-      for (const m of batch.messages) { const v = m.value!.toString(); seen.add(messageIdOf(v)!); }
-      lastAt = Date.now();
-      if (seen.size >= n) done();
-    },
-  });
-  await ready;
-  const producer = kafka.producer({ allowAutoTopicCreation: false });
-  await producer.connect();
-  const start = Date.now();
-  const sends: Array<Promise<unknown>> = [];
-  for (let k = 0; k < n; k += 500) {
-    sends.push(producer.send({ topic, acks: -1, messages: messages.slice(k, k + 500) }));
-    if (sends.length >= 8) await Promise.all(sends.splice(0));
-  }
-  await Promise.all(sends);
-  let timer: NodeJS.Timeout | undefined;
-  const verified = await Promise.race([finished.then(() => true), new Promise<boolean>((r) => { timer = setTimeout(() => r(false), 120_000); })]);
-  clearTimeout(timer);
-  await producer.disconnect();
-  await consumer.disconnect();
-  return { rate: seen.size / ((lastAt - start) / 1000), verified: verified && seen.size === n, payloadBytes: Buffer.byteLength(messages[0]!.value) };
-}
-
-/**
- * Delivery's CPU time per task: a backlog of warm-up + measured tasks written straight to the
- * delivery topic (3 partitions, one fast receiver), then delivery started alone. Its process CPU
- * (/proc/<pid>/stat) and the arrivals are sampled every 100 ms; the row is the CPU between the
- * sample where the warm-up tasks had arrived (start-up, JIT and connections excluded) and a sample
- * taken 500 ms after the last arrival (so commits and attempt-record flushes count), divided by the
- * tasks that arrived in between. CPU time per task holds steady on a shared machine where rates do
- * not; the drain rate is reported beside it.
- */
-async function cpuScenario(ref: StackRef, prefix: string, s: Sizes, runId: string, receiver: (...a: Parameters<typeof startBenchReceiver>) => Promise<BenchReceiver>, rawPost: { rate: number; usPerRequest: number } | undefined): Promise<Row> {
-  const p = new Pipeline(ref, prefix, { ...serviceEnv, SWITCHYARD_PARTITIONS: '3', SWITCHYARD_RETRY_TIERS: '1s,2s' });
-  try {
-    await p.setup();
-    const r = await receiver();
-    const src = makeSource();
-    const d = makeDestination(src.id, [r.url]);
-    await p.writeConfig([src], [d]);
-    const warm = s.cpuWarmTasks;
-    const ids = Array.from({ length: warm + s.cpuTasks }, (_, k) => `${runId}-cpu-${k}`);
-    log(`delivery CPU per task: writing ${warm} + ${s.cpuTasks} tasks, then delivery alone`);
-    await p.writeTasks(d, ids, 1000);
-    const delivery = await p.start('delivery');
-    const pid = delivery.proc.child.pid;
-    type Sample = { at: number; cpuMs: number; benchMs: number; arrived: number };
-    const samples: Sample[] = [];
-    const sample = () => { const c = process.cpuUsage(); samples.push({ at: Date.now(), cpuMs: processCpuMs(pid), benchMs: (c.user + c.system) / 1000, arrived: r.arrivals.size }); };
-    sample();
-    const timer = setInterval(sample, 100);
-    let ok: boolean;
-    try {
-      ok = await r.waitForAll(ids, s.deliverTimeoutMs).then(() => true, () => false);
-      await new Promise((res) => setTimeout(res, 500));
-      sample();
-    } finally {
-      clearInterval(timer);
-    }
-    // If the warm-up and half the measured tasks went by within one sample (a tiny run), measure from the start.
-    const first = samples.find((x) => x.arrived >= warm);
-    const from = first && first.arrived <= warm + s.cpuTasks / 2 ? first : samples[0]!;
-    const to = samples.at(-1)!;
-    const tasks = to.arrived - from.arrived;
-    const usPerTask = ((to.cpuMs - from.cpuMs) * 1000) / tasks;
-    const lastArrival = Math.max(...ids.map((id) => r.arrivals.get(id) ?? 0));
-    const receiverUsPerTask = ((to.benchMs - from.benchMs) * 1000) / tasks;
-    // The window in thirds (by arrivals): a steady drain shows three close figures.
-    const thirds = [1, 2, 3].map((k) => {
-      const a = samples.find((x) => x.arrived >= from.arrived + ((k - 1) * tasks) / 3) ?? from;
-      const b = k === 3 ? to : samples.find((x) => x.arrived >= from.arrived + (k * tasks) / 3) ?? to;
-      return b.arrived > a.arrived ? round(((b.cpuMs - a.cpuMs) * 1000) / (b.arrived - a.arrived)) : NaN;
-    });
-    return {
-      scenario: 'delivery CPU per task (drain, delivery alone)', value: usPerTask, unit: 'µs/task', target: '≤ 100', met: usPerTask <= 100,
-      verified: ok && r.duplicates() === 0 && Number.isFinite(usPerTask),
-      details: {
-        tasks, warmTasks: warm, drainPerS: (ids.length - from.arrived) / Math.max(0.001, (lastArrival - from.at) / 1000), deliveryCores: (to.cpuMs - from.cpuMs) / Math.max(1, to.at - from.at),
-        thirdsUs: thirds.join('/'), receiverUsPerTask,
-        // The receiver's work per task never changes, so its CPU time per task tracks how slow the
-        // shared machine is at the moment; delivery's cost in receiver units moves far less between runs.
-        vsReceiver: usPerTask / receiverUsPerTask, duplicates: r.duplicates(),
-        ...(rawPost ? { rawUndiciReqPerS: rawPost.rate, rawUndiciUsPerReq: rawPost.usPerRequest } : {}),
-        clkTck: clkTck(),
-      },
-      rssMb: { delivery: rssMb(pid) },
-    };
-  } finally {
-    await p.stopAll();
-  }
-}
-
-/** The first index of a sorted array whose value is ≥ x (its length if none). */
-function lowerBound(sorted: number[], x: number): number {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) { const mid = (lo + hi) >> 1; if (sorted[mid]! < x) lo = mid + 1; else hi = mid; }
-  return lo;
-}
-
-/**
- * Delivery's log lines (JSON, warn and above at the bench's LOG_LEVEL) counted by message and error;
- * the failed-attempt log's summary lines ("N more failed delivery attempts…") by their reasons.
- */
-function warningsSince(outputs: string[][]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  const add = (key: string, n = 1) => { counts[key] = (counts[key] ?? 0) + n; };
-  for (const line of outputs.flat()) {
-    let j: { msg?: string; error?: string; outcome?: string; err?: { message?: string }; byReason?: Record<string, number> };
-    try { j = JSON.parse(line) as typeof j; } catch { add(line.slice(0, 200)); continue; }
-    if (j.byReason) for (const [why, n] of Object.entries(j.byReason)) add(`not logged one by one: ${why}`, n);
-    else add([j.msg, j.outcome, j.error, j.err?.message].filter(Boolean).join(': '));
-  }
-  return counts;
-}
-
-/** The instance counts of the horizontal rows (issue 17 item 5), and the delivery topic's partitions. */
-const HORIZONTAL_COUNTS = [1, 2, 3];
-const HORIZONTAL_PARTITIONS = 6;
-const SLOW_RECEIVER_MS = 200;
-
-/**
- * Horizontal throughput: delivery alone against a receiver that answers every request after
- * 200 ms, a 6-partition delivery topic, and 1, 2 and 3 delivery instances (separate processes, one
- * consumer group). Each instance may hold `cap` requests in flight to the destination
- * (DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION, per instance), so N instances can hold N × cap and the
- * ceiling is N × cap ÷ 0.2 s; the target is 0.9 of it. Per round and count: scale to N instances,
- * wait until the group is Stable with each member holding delivery partitions, warm up (3 × cap
- * tasks per instance: JIT, connections), then write a backlog of N × horizontalTasks tasks
- * (written far faster than it drains, so every instance's slots stay full) and time its drain.
- * The rate is what arrived between the 10th and the 90th percentile arrival times (all instances
- * busy: no ramp-up, no tail where an instance whose partitions ran dry waits for the others); the whole
- * drain, (n − N × cap) ÷ (last − first arrival) as the slow receiver row computes it, is in the
- * notes. Rounds alternate the order (1, 2, 3 then 3, 2, 1) so a drift in the machine's speed does
- * not favour one count; each row reports the median of its rounds.
- */
-async function horizontalScenario(ref: StackRef, prefix: string, s: Sizes, runId: string, receiver: (...a: Parameters<typeof startBenchReceiver>) => Promise<BenchReceiver>): Promise<Row[]> {
-  const cap = s.slowCap;
-  const p = new Pipeline(ref, prefix, { ...serviceEnv, SWITCHYARD_PARTITIONS: String(HORIZONTAL_PARTITIONS), SWITCHYARD_RETRY_TIERS: '1s,2s', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: String(cap) });
-  type Measure = {
-    n: number; rate: number; drainRate: number; ok: boolean; duplicates: number; partitions: number[]; shares: number[];
-    /** Tasks sent to a retry tier without a request (destination full and stalled), and failed requests. */
-    deferred: number; timeouts: number; errors: number;
-    /** What delivery logged (warn and above) during the drain: message (and error) → count. */
-    warnings: Record<string, number>;
-    /** Delivery's mean request time (ms), and the worst instance's event-loop lag p99 / max (ms). */
-    requestMs: number; loopP99Ms: number; loopMaxMs: number;
-    /** Requests in flight on average over the drain (Σ request time ÷ drain time) ÷ (N × cap): whether the slots stayed full. */
-    slotFill: number;
-    /** The bench process's own event-loop lag p99 and max (ms): the receiver's 200 ms timers fire this late. */
-    benchLoopP99Ms: number; benchLoopMaxMs: number;
-    /** The longest time between two arrivals during the drain (ms): a pause in deliveries. */
-    gapMs: number;
-    /** The machine's 1-minute load average after the drain (other work on the shared machine shows here). */
-    load1: number;
-    deliveryCores: number; brokerCores: number; benchCores: number; machineCores: number; stealCores: number; writeS: number; drainS: number; rss: Record<string, number>;
-  };
-  const results: Measure[][] = [];
-  try {
-    await p.setup();
-    const r = await receiver({ delayMs: SLOW_RECEIVER_MS });
-    const src = makeSource();
-    const d = makeDestination(src.id, [r.url]);
-    await p.writeConfig([src], [d]);
-    const group = `${prefix}delivery`;
-    const counters = ['delivery_tasks_delivered_total', 'delivery_attempts_total{status_class="skipped"}', 'delivery_attempts_total{status_class="timeout"}', 'delivery_attempts_total{status_class="error"}', 'delivery_request_seconds_sum', 'delivery_request_seconds_count'];
-    log(`horizontal throughput, ${s.rounds} round(s): ${HORIZONTAL_COUNTS.join(', ')} delivery instances, ${HORIZONTAL_PARTITIONS} partitions, cap ${cap} per instance, ${SLOW_RECEIVER_MS} ms per response, ${s.horizontalTasks} tasks per instance`);
-    for (let k = 0; k < s.rounds; k++) {
-      const measures: Measure[] = [];
-      for (const n of k % 2 === 0 ? HORIZONTAL_COUNTS : [...HORIZONTAL_COUNTS].reverse()) {
-        const instances = await p.scale('delivery', n);
-        const partitions = await p.waitForGroup(group, n, p.topics.delivery);
-        const warmIds = Array.from({ length: 3 * cap * n }, (_, j) => `${runId}-hz${k}-${n}-warm-${j}`);
-        await p.writeTasks(d, warmIds);
-        await r.waitForAll(warmIds, s.deliverTimeoutMs);
-        r.reset();
-        const ids = Array.from({ length: s.horizontalTasks * n }, (_, j) => `${runId}-hz${k}-${n}-${j}`);
-        const pids = instances.map((x) => x.proc.child.pid);
-        type Sample = { at: number; deliveryMs: number; brokerMs: number; benchMs: number; machine: { busyMs: number; stealMs: number } };
-        const samples: Sample[] = [];
-        const sample = () => {
-          const c = process.cpuUsage();
-          samples.push({ at: Date.now(), deliveryMs: pids.reduce((a: number, pid) => a + processCpuMs(pid), 0), brokerMs: brokerPids.reduce((a, pid) => a + processCpuMs(pid), 0), benchMs: (c.user + c.system) / 1000, machine: machineCpuMs() });
-        };
-        const before = await Promise.all(instances.map((x) => scrapeSums(x.url, counters)));
-        await Promise.all(instances.map((x) => scrapeStats(x.url))); // resets the event-loop histograms
-        const logged = instances.map((x) => x.proc.output.length);
-        const benchLoop = monitorEventLoopDelay({ resolution: 10 });
-        benchLoop.enable();
-        sample();
-        const timer = setInterval(sample, 100);
-        const w0 = Date.now();
-        let ok: boolean;
-        let writeS: number;
-        try {
-          await p.writeTasks(d, ids);
-          writeS = (Date.now() - w0) / 1000;
-          ok = await r.waitForAll(ids, s.deliverTimeoutMs).then(() => true, () => false);
-        } finally {
-          clearInterval(timer);
-          benchLoop.disable();
-        }
-        sample();
-        // Every scrape resets the event-loop histogram: the one after the load comes first.
-        const loops = await Promise.all(instances.map((x) => scrapeStats(x.url)));
-        const after = await Promise.all(instances.map((x) => scrapeSums(x.url, counters)));
-        const delta = (key: string) => after.reduce((a, x, i) => a + x[key]! - before[i]![key]!, 0);
-        const times = ids.flatMap((id) => { const at = r.arrivals.get(id); return at === undefined ? [] : [at]; }).sort((a, b) => a - b);
-        // Answers come in waves (a full set of slots answered 200 ms after it was sent), so the
-        // window runs from one arrival time to another and counts what arrived in [tLo, tHi): whole
-        // waves over whole periods, however the percentiles fall within a wave.
-        const tLo = times[Math.floor(times.length * 0.1)] ?? NaN;
-        const tHi = times[Math.max(0, Math.ceil(times.length * 0.9) - 1)] ?? NaN;
-        const rate = (lowerBound(times, tHi) - lowerBound(times, tLo)) / ((tHi - tLo) / 1000);
-        const first = times[0] ?? NaN;
-        const last = times.at(-1) ?? NaN;
-        const drainRate = (times.length - n * cap) / ((last - first) / 1000);
-        // CPU over the same window, from the samples just before its start and just after its end.
-        const from = samples.filter((x) => x.at <= tLo).at(-1) ?? samples[0]!;
-        const to = samples.find((x) => x.at >= tHi) ?? samples.at(-1)!;
-        const span = Math.max(1, to.at - from.at);
-        const delivered = after.map((a, i) => a.delivery_tasks_delivered_total! - before[i]!.delivery_tasks_delivered_total!);
-        const total = delivered.reduce((a, b) => a + b, 0);
-        const m: Measure = {
-          n, rate, drainRate, ok, duplicates: r.duplicates(), partitions, shares: delivered.map((x) => x / Math.max(1, total)),
-          deferred: delta(counters[1]!), timeouts: delta(counters[2]!), errors: delta(counters[3]!), warnings: warningsSince(instances.map((x, i) => x.proc.output.slice(logged[i]))),
-          requestMs: (delta('delivery_request_seconds_sum') * 1000) / delta('delivery_request_seconds_count'),
-          slotFill: delta('delivery_request_seconds_sum') / ((last - w0) / 1000) / (n * cap), benchLoopP99Ms: benchLoop.percentile(99) / 1e6, benchLoopMaxMs: benchLoop.max / 1e6,
-          gapMs: times.reduce((g, t, i) => (i ? Math.max(g, t - times[i - 1]!) : g), 0),
-          loopP99Ms: Math.max(...loops.map((x) => x.loopP99Ms)), loopMaxMs: Math.max(...loops.map((x) => x.loopMaxMs)), load1: loadavg()[0]!,
-          deliveryCores: (to.deliveryMs - from.deliveryMs) / span, brokerCores: (to.brokerMs - from.brokerMs) / span, benchCores: (to.benchMs - from.benchMs) / span,
-          machineCores: (to.machine.busyMs - from.machine.busyMs) / span, stealCores: (to.machine.stealMs - from.machine.stealMs) / span,
-          writeS, drainS: (last - w0) / 1000, rss: Object.fromEntries(pids.map((pid, i) => [`delivery${i + 1}`, rssMb(pid)])),
-        };
-        log(`  round ${k + 1}, ${n} instance(s): ${round(rate)} delivered/s (whole drain ${round(drainRate)}/s), ceiling ${n * cap / (SLOW_RECEIVER_MS / 1000)}/s; request ${round(m.requestMs)} ms, slots ${round(m.slotFill, 2)} full, bench loop p99/max ${round(m.benchLoopP99Ms)}/${round(m.benchLoopMaxMs)} ms, longest gap ${round(m.gapMs)} ms, deferred ${m.deferred}, timeouts ${m.timeouts}, errors ${m.errors}, loop p99/max ${round(m.loopP99Ms)}/${round(m.loopMaxMs)} ms; cores: delivery ${round(m.deliveryCores, 2)}, broker ${round(m.brokerCores, 2)}, bench ${round(m.benchCores, 2)}, machine ${round(m.machineCores, 2)} of ${cpus().length}, load ${round(m.load1, 1)}`);
-        measures.push(m);
-        r.reset();
-      }
-      results.push(measures);
-    }
-  } finally {
-    await p.stopAll();
-  }
-  const of = (n: number) => results.map((measures) => measures.find((m) => m.n === n)!);
-  const one = of(1);
-  return HORIZONTAL_COUNTS.map((n) => {
-    const ms = of(n);
-    const rate = median(ms.map((m) => m.rate));
-    const ceiling = (n * cap) / (SLOW_RECEIVER_MS / 1000);
-    const mid = ms.find((m) => m.rate === rate) ?? ms[0]!;
-    const list = (f: (m: Measure) => number, d = 0) => ms.map((m) => round(f(m), d)).join('/');
-    return {
-      scenario: `horizontal: ${n} delivery instance${n > 1 ? 's' : ''}, ${HORIZONTAL_PARTITIONS} partitions, ${SLOW_RECEIVER_MS} ms receiver`, value: rate, unit: 'delivered/s',
-      baseline: { name: `${n}×cap/0.2s`, value: ceiling }, ratio: rate / ceiling, target: '≥ 0.9', met: rate / ceiling >= 0.9, verified: ms.every((m) => m.ok),
-      details: {
-        tasks: s.horizontalTasks * n, cap, roundRates: list((m) => m.rate), vsTarget: rate / (0.9 * ceiling),
-        vs1: round(median(ms.map((m, k) => m.rate / one[k]!.rate)), 2), drainPerS: list((m) => m.drainRate),
-        partitions: mid.partitions.join('+'), shares: mid.shares.map((x) => round(x, 2)).join('/'),
-        deferred: list((m) => m.deferred), timeouts: ms.reduce((a, m) => a + m.timeouts, 0), errors: ms.reduce((a, m) => a + m.errors, 0), duplicates: ms.reduce((a, m) => a + m.duplicates, 0),
-        requestMs: list((m) => m.requestMs), slotFill: list((m) => m.slotFill, 2), benchLoopP99Ms: list((m) => m.benchLoopP99Ms), benchLoopMaxMs: list((m) => m.benchLoopMaxMs), gapMs: list((m) => m.gapMs), loopP99Ms: list((m) => m.loopP99Ms), loopMaxMs: list((m) => m.loopMaxMs), load1: list((m) => m.load1, 1),
-        // Cores busy over the measured window: delivery (all instances), the broker (when this run started it), the bench process (receiver), the whole machine.
-        deliveryCores: list((m) => m.deliveryCores, 2), deliveryUsPerTask: list((m) => (m.deliveryCores * 1e6) / m.rate), brokerCores: list((m) => m.brokerCores, 2), benchCores: list((m) => m.benchCores, 2), machineCores: list((m) => m.machineCores, 2), stealCores: list((m) => m.stealCores, 2),
-        writeS: round(mid.writeS, 1), drainS: round(mid.drainS, 1),
-        _warnings: ms.map((m) => m.warnings),
-      },
-      rssMb: mid.rss,
-    };
-  });
-}
-
-async function backlogScenario(ref: StackRef, prefix: string, s: Sizes, runId: string, receiver: (...a: Parameters<typeof startBenchReceiver>) => Promise<BenchReceiver>): Promise<Row> {
-  const p = new Pipeline(ref, prefix, { ...serviceEnv, SWITCHYARD_PARTITIONS: '3', SWITCHYARD_RETRY_TIERS: '1s,2s' });
-  try {
-    await p.setup();
-    const r = await receiver();
-    const src = makeSource();
-    const d = makeDestination(src.id, [r.url]);
-    await p.writeConfig([src], [d]);
-    log(`memory: writing a backlog of ${s.backlogTasks} delivery tasks`);
-    const ids = Array.from({ length: s.backlogTasks }, (_, k) => `${runId}-bl-${k}`);
-    const w0 = Date.now();
-    await p.writeTasks(d, ids, 2000);
-    log(`backlog written in ${((Date.now() - w0) / 1000).toFixed(1)} s; starting delivery for up to ${s.backlogSeconds} s`);
-    const delivery = await p.start('delivery');
-    const start = Date.now();
-    let peak = 0;
-    const samples: number[] = [];
-    while (Date.now() - start < s.backlogSeconds * 1000 && r.arrivals.size < ids.length) {
-      await new Promise((res) => setTimeout(res, 1000));
-      const m = rssMb(delivery.proc.child.pid);
-      samples.push(m);
-      peak = Math.max(peak, m);
-    }
-    const elapsed = (Date.now() - start) / 1000;
-    const delivered = r.arrivals.size;
-    const drained = delivered === ids.length;
-    return {
-      scenario: `memory: delivery with ${s.backlogTasks / 1e6}M-task backlog`, value: peak, unit: 'MB peak RSS', target: '< 300 MB', met: peak < 300,
-      // Bounded in time: "verified" means nothing delivered was outside the backlog and, if it
-      // drained, every task arrived.
-      verified: drained || delivered > 0,
-      details: { delivered, drained, seconds: elapsed, deliveredPerS: delivered / elapsed, rssEnd: samples.at(-1) ?? NaN }, rssMb: { delivery: samples.at(-1) ?? NaN },
-    };
-  } finally {
-    await p.stopAll();
-  }
 }
 
 await main();
