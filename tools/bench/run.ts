@@ -1,0 +1,75 @@
+// The order of the scenarios, and what they hand on: baseline (a)'s rate and (b)'s figures to the
+// end-to-end row, its saturation rate to the latency rows, (b)'s figures to the delivery CPU row.
+// The chain scenarios share P1 and P2 (chain.ts); delivery CPU, horizontal and backlog set up
+// pipelines of their own once the chain has stopped.
+import { Chain } from './chain.js';
+import type { BenchContext } from './context.js';
+import type { Scenario } from './options.js';
+import { startBenchReceiver, type BenchReceiver, type ReceiverMode } from './receiver.js';
+import type { Row } from './report.js';
+import { attemptsOnOff } from './scenarios/attempts.js';
+import { backlogMemory } from './scenarios/backlog.js';
+import { kafkaBaseline } from './scenarios/baseline-kafka.js';
+import { measurePost, postRow, type PostSummary } from './scenarios/baseline-post.js';
+import { deliveryCpu } from './scenarios/delivery-cpu.js';
+import { endToEnd } from './scenarios/end-to-end.js';
+import { horizontal } from './scenarios/horizontal.js';
+import { ingestScenario } from './scenarios/ingest.js';
+import { isolation } from './scenarios/isolation.js';
+import { latencyRounds } from './scenarios/latency.js';
+import { retryStorm } from './scenarios/retry-storm.js';
+import { slowReceiver } from './scenarios/slow-receiver.js';
+
+/** The scenarios of `only` (and the baselines they are compared with), in table order. */
+export async function runScenarios(run: Omit<BenchContext, 'receiver'>, only: Set<Scenario>): Promise<Row[]> {
+  const rows: Row[] = [];
+  const receivers: BenchReceiver[] = [];
+  const ctx: BenchContext = { ...run, receiver: async (mode?: ReceiverMode) => { const r = await startBenchReceiver(mode); receivers.push(r); return r; } };
+  // The latency load runs at half the saturation rate, so it needs the saturation run.
+  if (only.has('latency')) only.add('e2e');
+  const needsChain = ['e2e', 'attempts', 'latency', 'storm', 'isolation'].some((x) => only.has(x as Scenario));
+  const chain = new Chain(ctx);
+  ctx.cleanups.push(() => chain.p1.stopAll(), () => chain.p2.stopAll());
+  ctx.cleanups.push(() => Promise.all(receivers.map((r) => r.close())));
+  await chain.setup();
+  if (only.has('ingest') || needsChain) chain.startIngest();
+
+  let aRate = NaN;
+  let rawPost: PostSummary | undefined;
+  if (only.has('e2e')) {
+    const a = await kafkaBaseline(ctx);
+    rows.push(a.row);
+    aRate = a.rate;
+  }
+  // Without the end-to-end row (which measures it in rounds beside each of its own), once here.
+  if (only.has('cpu') && !only.has('e2e')) {
+    const b = postRow(ctx, [await measurePost(ctx, chain.rMain, '')]);
+    rows.push(b.row);
+    rawPost = b.summary;
+  }
+  if (only.has('ingest')) rows.push(...await ingestScenario(ctx, chain));
+  if (!needsChain && !only.has('slow') && !only.has('backlog') && !only.has('cpu')) {
+    if (only.has('horizontal')) rows.push(...await horizontal(ctx));
+    return rows;
+  }
+
+  if (needsChain) await chain.startChain();
+  let eRate = NaN;
+  if (only.has('e2e')) {
+    const e = await endToEnd(ctx, chain, aRate);
+    rows.push(...e.rows);
+    eRate = e.eRate;
+    rawPost = e.post;
+  }
+  if (only.has('attempts')) rows.push(await attemptsOnOff(ctx, chain));
+  if (only.has('latency')) rows.push(...await latencyRounds(ctx, chain, eRate));
+  if (only.has('storm')) rows.push(await retryStorm(ctx, chain));
+  if (only.has('slow')) rows.push(await slowReceiver(ctx, chain));
+  if (only.has('isolation')) rows.push(...await isolation(ctx, chain));
+  await chain.p1.stopAll();
+
+  if (only.has('cpu')) rows.push(await deliveryCpu(ctx, rawPost));
+  if (only.has('horizontal')) rows.push(...await horizontal(ctx));
+  if (only.has('backlog') && ctx.s.backlogTasks > 0) rows.push(await backlogMemory(ctx));
+  return rows;
+}
