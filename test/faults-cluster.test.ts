@@ -1,5 +1,5 @@
-// Faults on a replicated cluster with several instances of every service (RELIABILITY.md, issue
-// 17): a three-node KRaft cluster of this suite's own (combined broker+controller nodes; topics at
+// Faults on a replicated cluster with several instances of every service (RELIABILITY.md): a
+// three-node KRaft cluster of this suite's own (combined broker+controller nodes; topics at
 // replication factor 3, min.insync.replicas 2), 2 instances (3 at full size) of ingest, fan-out,
 // delivery and audiences, and events flowing through the HTTP API while: the broker leading most
 // partitions of the ingest and delivery topics is killed; one broker stays down for a whole run; the
