@@ -3,7 +3,7 @@
 //   KAFKA_BROKERS=127.0.0.1:9092 SCHEMA_REGISTRY_URL=http://127.0.0.1:8085/apis/ccompat/v7 \
 //   SOURCE_ID=demo npx tsx examples/direct-producer.ts
 //
-// The contract (see README, "Producing directly to Kafka"):
+// The contract (see docs/tracking-api.md, "Producing directly to Kafka"):
 // - topic `<prefix>ingest` (default `switchyard.ingest`);
 // - value: Avro in the Confluent wire format, with the schema registered under the subject named
 //   by the record's full name (`io.switchyard.event.Track`, `...Page`, `...Screen`, `...Identify`,

@@ -27,7 +27,7 @@ const artifacts = join(repoRoot, 'test-artifacts', 'debugger');
 describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is not installed (apt install chromium)` }, () => {
   const prefix = uniquePrefix('debugger');
   const token = `debugger-admin-${randomUUID()}`;
-  // Readable ids: the README's screenshot comes from this suite.
+  // Readable ids: the screenshot in docs/debugger.md comes from this suite.
   const source = makeSource({ id: 'shop-web', name: 'Shop website' });
   const other = makeSource({ id: 'mobile-app', name: 'Mobile app' });
   const key = source.writeKeys[0]!;
@@ -184,7 +184,7 @@ describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? fa
     // does not follow, as when partitions are read one after another: the issue's .879, .874, .865,
     // .883, .851, then one received an hour ago, older than every call already shown.
     const base = Date.now();
-    // Readable names: the README's screenshot comes from this suite.
+    // Readable names: the screenshot in docs/debugger.md comes from this suite.
     const sent: Array<[string, number]> = [['Cart Viewed', 28], ['Coupon Applied', 23], ['Product Viewed', 14], ['Shipping Info Entered', 32], ['Products Searched', 0], ['Wishlist Opened', -3_600_000]];
     const calls = sent.map(([name, ms]) => event('io.switchyard.event.Track', { sourceId: source.id, userId: 'lin', event: name, properties: null, timestamp: base + ms, receivedAt: base + ms }));
     const writer = await new PipelineWriter().start();
@@ -267,7 +267,7 @@ describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? fa
     await page.locator(`#trace .destination[data-destination-id="${destination.id}"][data-state="delivered"]`).waitFor({ timeout: 20_000 });
     assert.notEqual(await dlRow.locator('td').nth(6).textContent(), 'no', 'marked replayed');
     await shot('04-dead-letter-replayed');
-    // The whole page (README's docs/debugger.png is a copy of this one).
+    // The whole page (docs/debugger.png, shown in docs/debugger.md, is a copy of this one).
     await page.locator('#feed button').first().blur();
     await page.screenshot({ path: join(artifacts, '05-full-page.png'), fullPage: true });
   });

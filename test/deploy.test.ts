@@ -3,7 +3,7 @@
 //   validates against the Kubernetes schemas (kubernetes-models, and the Prometheus Operator's and
 //   KEDA's CRD models); probes, resources, security context, Secret references, disruption budgets
 //   and autoscalers hold together. Every rollout replaces one pod at a time. The production overlay
-//   deploys what the scale-out suites prove (issue 17): at least two replicas of every service,
+//   deploys what the scale-out suites prove: at least two replicas of every service,
 //   each behind a disruption budget of one pod, spread over zones and nodes, topics with three
 //   replicas (so min.insync.replicas=2), and no transactional id set anywhere (fanout and
 //   audiences derive one per input partition, so they need no StatefulSet).
@@ -480,8 +480,9 @@ describe('every metric the dashboard and the alert rules query is exported by a 
 
 describe('transactional ids', () => {
   it('no deployment file sets a transactional id: fanout and audiences derive one per input partition', () => {
-    // A fixed id per pod (or per container) would not fence the previous owner of a partition
-    // after a rebalance (issue 17); the services name them <prefix>fanout-p<N> / <prefix>audiences-p<N>.
+    // A fixed id per pod (or per container) would not fence the previous owner of a partition after
+    // a rebalance (docs/decisions/0011-transactional-id-per-partition.md); the services name them
+    // <prefix>fanout-p<N> / <prefix>audiences-p<N>.
     const files = ['docker-compose.yml', 'Dockerfile', ...filesUnder('deploy').filter((f) => /\.(ya?ml|json|mjs|md)$/.test(f))];
     const found = files.filter((f) => /TRANSACTIONAL_ID/.test(read(f)));
     assert.deepEqual(found, []);

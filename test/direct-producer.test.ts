@@ -1,4 +1,5 @@
-// The README's direct-producer example writes a record the pipeline reads like any other.
+// The direct-producer example (docs/tracking-api.md) writes a record the pipeline reads like any
+// other.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { topicNames } from '@switchyard/platform/kafka/topics';

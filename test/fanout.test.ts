@@ -239,10 +239,11 @@ describe('fan-out across rebalances: an instance paused past its session timeout
   const source = makeSource();
   const destinations = [makeDestination(source.id), makeDestination(source.id)];
 
-  // The scenario of issue 17: a paused instance (a long GC pause, a starved node) loses its partitions
-  // to the others, then resumes and commits the transaction it had open. With one transactional id
-  // per instance that wrote every such batch twice (15 % of tasks); with one per partition the new
-  // owner's InitProducerId fences it, and the batch is written once.
+  // The scenario behind docs/decisions/0011-transactional-id-per-partition.md: a paused instance (a
+  // long GC pause, a starved node) loses its partitions to the others, then resumes and commits the
+  // transaction it had open. With one transactional id per instance that wrote every such batch
+  // twice (15 % of tasks); with one per partition the new owner's InitProducerId fences it, and the
+  // batch is written once.
   it('three instances, one paused for 14 s (session timeout 10 s) twice while events flow: every task exactly once (read_committed)', async () => {
     const env = pipelineEnv(prefix, { SWITCHYARD_PARTITIONS: '6', LOG_LEVEL: 'info' });
     await setupTopics(env);

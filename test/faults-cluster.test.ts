@@ -1,5 +1,5 @@
-// Faults on a replicated cluster with several instances of every service (RELIABILITY.md, issue
-// 17): a three-node KRaft cluster of this suite's own (combined broker+controller nodes; topics at
+// Faults on a replicated cluster with several instances of every service (RELIABILITY.md): a
+// three-node KRaft cluster of this suite's own (combined broker+controller nodes; topics at
 // replication factor 3, min.insync.replicas 2), 2 instances (3 at full size) of ingest, fan-out,
 // delivery and audiences, and events flowing through the HTTP API while: the broker leading most
 // partitions of the ingest and delivery topics is killed; one broker stays down for a whole run; the
@@ -35,8 +35,9 @@ import { uniquePrefix } from './support/stack.js';
  * coordinator. A rolling restart or scaling: each start and stop rebalances the group, and kafkajs
  * (eager rebalancing, no revocation hook) gives a member no moment to commit what it finished just
  * before: most likely a commit sent then is refused once the rebalance completes (not proven), and
- * the partition's new owner sends those tasks again. Measured in session 6 (RELIABILITY.md): 0–3 of 300 (kills, reduced),
- * 0–9 of 450 (rolling restart, reduced), 0 at full size but for the broker kill (open).
+ * the partition's new owner sends those tasks again. Measured on 2026-11-25 (CHANGELOG.md): 0–3 of
+ * 300 (kills, reduced), 0–9 of 450 (rolling restart, reduced), 0 at full size but for the broker
+ * kill (open).
  */
 const KILL_RESENDS = 0.05;
 const REBALANCE_RESENDS = 0.03;

@@ -1,9 +1,9 @@
-// Ingest fuzzing against the real service (issue 11, item 3): hundreds of generated calls and
-// bodies (fast-check, fixed seed) plus hand-written nasties. Every request must get a 2xx or 4xx
-// with a JSON body naming the problem, never a 5xx, a hang or a dropped socket; the process stays
-// up with bounded memory; and the ingest topic holds exactly the calls that were accepted (by
-// messageId): a refused request wrote nothing, an accepted batch wrote every call it did not list
-// as rejected, and each rejected call is on the invalid-events topic.
+// Ingest fuzzing against the real service: hundreds of generated calls and bodies (fast-check,
+// fixed seed) plus hand-written nasties. Every request must get a 2xx or 4xx with a JSON body
+// naming the problem, never a 5xx, a hang or a dropped socket; the process stays up with bounded
+// memory; and the ingest topic holds exactly the calls that were accepted (by messageId): a refused
+// request wrote nothing, an accepted batch wrote every call it did not list as rejected, and each
+// rejected call is on the invalid-events topic.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';

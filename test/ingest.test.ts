@@ -1,6 +1,7 @@
-// The ingest service against the real broker and registry: every path and auth form of the
-// tracking API, every rule of product decision 2 (status, body, and what was or was not written),
-// enrichment, and the process's own protection against hostile bodies.
+// The ingest service against the real broker and registry: every path and auth form of the tracking
+// API, every rule of docs/decisions/0002-tracking-api-limits-and-rejections.md (status, body, and
+// what was or was not written), enrichment, and the process's own protection against hostile
+// bodies.
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';

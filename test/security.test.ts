@@ -1,8 +1,9 @@
-// Security checks on the real stack (issue 11, item 4): SSRF refused at the admin API in every
-// address notation and at delivery time for a name that resolves to loopback; every admin route
-// answers 401 without the right token (and no URL spelling gets around the check); and no log
-// line of any service carries a shared secret, a write key, a credential header or a token, even
-// at debug level, through retries, dead letters, wrong credentials and config updates.
+// Security checks on the real stack (docs/decisions/0008-webhook-security.md): SSRF refused at the
+// admin API in every address notation and at delivery time for a name that resolves to loopback;
+// every admin route answers 401 without the right token (and no URL spelling gets around the
+// check); and no log line of any service carries a shared secret, a write key, a credential header
+// or a token, even at debug level, through retries, dead letters, wrong credentials and config
+// updates.
 import assert from 'node:assert/strict';
 import { lookup } from 'node:dns/promises';
 import { hostname } from 'node:os';

@@ -2,9 +2,9 @@
 // reader sees its records: commitInTransaction (AddPartitionsToTxn, Produce, AddOffsetsToTxn,
 // TxnOffsetCommit, EndTxn, one after another) against an experiment that overlaps the record and the
 // offset steps (two independent chains; EndTxn waits for both) on a producer with five requests in
-// flight. Session 18 measured it (BENCHMARKS.md): faster in most rounds on an idle broker (by up to
-// a quarter, not in every round), no gain in the pipeline under load, so it was not adopted. Against a running broker (npm run stack -- up); it
-// makes topics of its own and deletes them:
+// flight. Measured on 2026-11-27 (CHANGELOG.md): faster in most rounds on an idle broker (by up to
+// a quarter, not in every round), no gain in the pipeline under load, so it was not adopted.
+// Against a running broker (npm run stack -- up); it makes topics of its own and deletes them:
 //   node --conditions=source --import tsx tools/repro/txn-steps.ts [--brokers 127.0.0.1:9092] [--count 400] [--gap-ms 2] [--rounds 4]
 // Each transaction writes 10 records to one partition, one to a trace topic, and one offset, like a
 // fan-out batch; the variants alternate, since a fresh broker speeds up for minutes (its JIT).

@@ -1,8 +1,9 @@
-// Per-run service logs and the secret scan of `npm test` (issue 11: no log line of any test run may
-// contain a shared secret, a write key or the admin token). tools/test.ts creates a log directory
-// and a secrets list for the run and passes both down in the environment; spawnService writes each
-// service process's output to its own file there; tests register every secret they create or are
-// given (test/support/secrets.ts); at the end tools/test.ts scans every log file for every secret.
+// Per-run service logs and the secret scan of `npm test` (docs/decisions/0008-webhook-security.md:
+// no log line of any test run may contain a shared secret, a write key or the admin token).
+// tools/test.ts creates a log directory and a secrets list for the run and passes both down in the
+// environment; spawnService writes each service process's output to its own file there; tests
+// register every secret they create or are given (test/support/secrets.ts); at the end
+// tools/test.ts scans every log file for every secret.
 import { appendFileSync, existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 

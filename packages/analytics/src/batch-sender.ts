@@ -20,7 +20,10 @@ export interface SenderDeps {
   log: Logger | undefined;
 }
 
-/** An event the server refused inside an accepted batch (product decision 2). */
+/**
+ * An event the server refused inside an accepted batch
+ * (docs/decisions/0002-tracking-api-limits-and-rejections.md).
+ */
 export interface ServerRejection {
   index: number;
   reason: string;

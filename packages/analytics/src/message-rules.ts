@@ -4,7 +4,8 @@ import { wireTimestamp } from './timestamps.js';
 
 /**
  * One call → the message to queue, or an AnalyticsError. Pure: the time and the id generator come
- * in. The rules are the server's (product decisions 1–2), checked here so a bad call fails at the
+ * in. The rules are the server's (docs/decisions/0001-wire-compatible-tracking-api.md and
+ * 0002-tracking-api-limits-and-rejections.md), checked here so a bad call fails at the
  * caller instead of being dropped by the server later: userId or anonymousId (alias: userId and
  * previousId), track needs event, group needs groupId, at most 32 KB as JSON.
  */

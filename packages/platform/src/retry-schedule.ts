@@ -1,6 +1,6 @@
 /**
- * When a task that should be retried is tried next, or that it is out of time (product decision
- * 10). Pure: the attempt count, the first attempt's time and the clock come in as arguments, so
+ * When a task that should be retried is tried next, or that it is out of time
+ * (docs/decisions/0014-retry-tiers-and-deadline.md). Pure: the attempt count, the first attempt's time and the clock come in as arguments, so
  * tiers and the deadline are tested with a fake clock.
  *
  * Tier topics have fixed delays; attempt n waits in tier min(n, tiers) — the last tier repeats.

@@ -68,7 +68,7 @@ function pathSegments(path: string): PropertyKey[] {
 }
 
 /**
- * A destination's event filter (README "Event filters"): checked with the parser fan-out compiles
+ * A destination's event filter (docs/admin-api.md, "Event filters"): checked with the parser fan-out compiles
  * it with, so the API refuses exactly what fan-out could not apply; the refusal names the path
  * (`filter.where.and[1].value`) with code INVALID_FILTER.
  */

@@ -28,7 +28,7 @@ const configSchema = z.object({
   SWITCHYARD_SEED_FILE: z.string().optional(),
   /** Dead letters kept in memory for listing and replay (the topic keeps 30 days regardless). */
   DEAD_LETTER_INDEX_MAX: z.coerce.number().int().min(1).default(100_000),
-  /** Messages the trace index keeps in memory (about 1.2 KB each with one destination and one attempt; README "Trace"). */
+  /** Messages the trace index keeps in memory (about 1.2 KB each with one destination and one attempt; docs/admin-api.md, "Message trace and usage"). */
   CONTROL_TRACE_INDEX_MAX: z.coerce.number().int().min(1).default(100_000),
   /** How far back the trace index reaches (read again on start; the topic keeps 7 days). */
   CONTROL_TRACE_WINDOW: env.duration('24h'),

@@ -4,7 +4,7 @@ import { followTopic } from '@switchyard/platform/kafka/topic-follower';
 import type { Logger } from '@switchyard/platform/logger';
 import type { Replay, ReplayProgress } from '@switchyard/platform/schemas/generated';
 
-/** GET …/replays/{id}: what a replay is doing (README "Replays"). */
+/** GET …/replays/{id}: what a replay is doing (docs/delivery.md, "Replays of a time range"). */
 export interface ReplayView {
   id: string;
   destinationId: string;

@@ -1,11 +1,11 @@
 import type { AttemptResult } from './outcome.js';
 
 /**
- * Per-endpoint circuit breaker (product decision 11: one failing endpoint must not slow the
- * others). After `failureThreshold` consecutive failures an endpoint's circuit opens and its tasks
- * go straight to the retry tier instead of holding in-flight slots for 5 s each; after `openMs`
- * one probe is let through (half-open), and its result closes or reopens the circuit.
- * Keyed by URL origin; the clock is passed in.
+ * Per-endpoint circuit breaker (docs/decisions/0007-delivery-concurrency-and-offsets.md: one
+ * failing endpoint must not slow the others). After `failureThreshold` consecutive failures an
+ * endpoint's circuit opens and its tasks go straight to the retry tier instead of holding in-flight
+ * slots for 5 s each; after `openMs` one probe is let through (half-open), and its result closes or
+ * reopens the circuit. Keyed by URL origin; the clock is passed in.
  */
 export type CircuitState = 'closed' | 'open' | 'half_open';
 

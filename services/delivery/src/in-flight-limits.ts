@@ -1,7 +1,8 @@
 /**
- * Caps on requests in flight (product decision 11): globally, and per destination so one slow
- * endpoint cannot take every slot. Waiters are served first come, first served; a released slot
- * passes straight to the next waiter, so a newcomer calling tryAcquire cannot jump the queue.
+ * Caps on requests in flight (docs/decisions/0007-delivery-concurrency-and-offsets.md): globally,
+ * and per destination so one slow endpoint cannot take every slot. Waiters are served first come,
+ * first served; a released slot passes straight to the next waiter, so a newcomer calling
+ * tryAcquire cannot jump the queue.
  */
 export class ConcurrencyLimiter {
   private activeCount = 0;

@@ -2,8 +2,9 @@ import type { DeadLetterReason, Outcome } from './outcome.js';
 
 /**
  * The outcomes of one task's POSTs to its destination's URLs (up to five) → the task's verdict
- * (product decision 9). One acceptance is enough and ends the task; a retry goes only to the URLs
- * that may still accept; the task is dead only when every URL has failed permanently.
+ * (docs/decisions/0006-multiple-urls-per-destination.md). One acceptance is enough and ends the
+ * task; a retry goes only to the URLs that may still accept; the task is dead only when every URL
+ * has failed permanently.
  */
 export type UrlOutcome = { url: string; outcome: Outcome };
 export type UrlFailure = { url: string; reason: DeadLetterReason };

@@ -1,8 +1,9 @@
 /**
  * Which offset a partition may commit while many of its records are in flight and finish in any
- * order (product decision 11; the idea of Redpanda Connect's ordered reader). Kafka's committed
- * offset is the next one to read, so it may only move to just past the highest record whose
- * predecessors are all finished: a crash then re-reads every unfinished record (at-least-once).
+ * order (docs/decisions/0007-delivery-concurrency-and-offsets.md; the idea of Redpanda Connect's
+ * ordered reader). Kafka's committed offset is the next one to read, so it may only move to just
+ * past the highest record whose predecessors are all finished: a crash then re-reads every
+ * unfinished record (at-least-once).
  *
  * Offsets are int64 strings, compared as BigInt; they increase but may skip (compaction,
  * transaction markers). Every operation is O(1) amortised: pending records sit in a FIFO in offset

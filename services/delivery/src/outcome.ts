@@ -1,7 +1,7 @@
 /**
- * One HTTP attempt → what happens to the task next (product decision 8). Pure: the attempt's
- * facts (status, error kind, Retry-After) come in, a verdict goes out; the code that POSTs and
- * the code that produces to retry or dead-letter topics act on it.
+ * One HTTP attempt → what happens to the task next (docs/decisions/0005-delivery-outcomes.md).
+ * Pure: the attempt's facts (status, error kind, Retry-After) come in, a verdict goes out; the code
+ * that POSTs and the code that produces to retry or dead-letter topics act on it.
  */
 
 /** What one POST to one URL produced: a response of any status, or no response at all. */
@@ -25,7 +25,8 @@ export type Outcome =
 const PERMANENT_ERRORS: Partial<Record<AttemptError, DeadLetterReason>> = {
   // A certificate that does not verify (self-signed included) is refused and not retried.
   tls: 'tls',
-  // Refused by our own address policy (decision 12); only an operator change can fix it.
+  // Refused by our own address policy (docs/decisions/0008-webhook-security.md); only an operator
+  // change can fix it.
   blocked_address: 'blocked_address',
   invalid_url: 'invalid_url',
 };

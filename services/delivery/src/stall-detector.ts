@@ -34,7 +34,7 @@ const MAX_REMEMBERED = 10_000;
  * destination finishes requests all the time however slow each is; a hung one finishes none. The
  * rule before (oldest request waiting over 500 ms) held every partition shared with a newly hung
  * destination for 600 ms, and took a slow destination whose oldest request waited on a starved
- * event loop for a hung one (BENCHMARKS.md, change 14).
+ * event loop for a hung one (measured 2026-11-26, CHANGELOG.md).
  */
 export class StallDetector {
   private readonly destinations = new Map<string, Progress>();

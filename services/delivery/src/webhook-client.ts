@@ -25,10 +25,10 @@ function padsOf(sharedSecret: string): { inner: Buffer; outer: Buffer } {
 
 /**
  * X-Signature: lower-case hex HMAC-SHA1 of the exact body bytes, keyed by the shared secret.
- * Computed as RFC 2104 spells it, H(K ⊕ opad ‖ H(K ⊕ ipad ‖ body)), with two one-shot
- * `crypto.hash` calls and the padded keys kept per secret: `createHmac` builds a stream object and
- * a native handle per request, which cost delivery ~10 µs of CPU per request against ~2 µs for
- * this (BENCHMARKS.md, change 9). The unit test checks it against `createHmac`.
+ * Computed as RFC 2104 spells it, H(K ⊕ opad ‖ H(K ⊕ ipad ‖ body)), with two one-shot `crypto.hash`
+ * calls and the padded keys kept per secret: `createHmac` builds a stream object and a native
+ * handle per request, which cost delivery ~10 µs of CPU per request against ~2 µs for this
+ * (measured 2026-11-24, CHANGELOG.md). The unit test checks it against `createHmac`.
  */
 export function signature(body: Buffer, sharedSecret: string): string {
   const { inner, outer } = padsOf(sharedSecret);
@@ -56,9 +56,10 @@ export interface WebhookRequest {
 
 const BLOCKED = 'ESWITCHYARD_BLOCKED';
 // OpenSSL's certificate verification failures (the codes Node gives the socket error) and Node's
-// own host-name check. Only these make a TLS failure (no request, no retry, product decision 8);
-// anything else that breaks a handshake (closed, reset, a plain-HTTP listener) is a connection
-// error and is retried. Classified by code, never by message text.
+// own host-name check. Only these make a TLS failure (no request, no retry,
+// docs/decisions/0005-delivery-outcomes.md); anything else that breaks a handshake (closed, reset,
+// a plain-HTTP listener) is a connection error and is retried. Classified by code, never by message
+// text.
 const CERTIFICATE_CODES = new Set([
   'DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT',
   'UNABLE_TO_GET_ISSUER_CERT_LOCALLY', 'UNABLE_TO_DECRYPT_CERT_SIGNATURE', 'UNABLE_TO_DECODE_ISSUER_PUBLIC_KEY',
@@ -82,7 +83,7 @@ type Target = { origin: string; path: string } | { error: AttemptResult };
  * Requests go through undici's low-level `dispatch` with a small handler rather than `request()`:
  * only the status, one header and an excerpt of the body are needed, and skipping the response
  * stream, its async iterator and the AbortSignal per request was the largest saving in delivery's
- * CPU profile (BENCHMARKS.md, "Changes driven by the benchmark").
+ * CPU profile (measured 2026-11-22, CHANGELOG.md).
  */
 export class WebhookClient {
   private readonly agent: Agent;
@@ -184,9 +185,9 @@ function rawRetryAfter(raw: Buffer[]): string | undefined {
  *
  * It implements the handler interface undici's HTTP/1.1 client calls itself (onConnect, onHeaders
  * with raw header buffers, onData, onComplete, onError). undici 7 also offers a newer one
- * (onRequestStart, onResponseStart with a headers object, …), but serves it through an adapter
- * that allocates a wrapper and a controller per request and decodes every response header into an
- * object, of which only Retry-After is needed (BENCHMARKS.md, change 9).
+ * (onRequestStart, onResponseStart with a headers object, …), but serves it through an adapter that
+ * allocates a wrapper and a controller per request and decodes every response header into an
+ * object, of which only Retry-After is needed (measured 2026-11-24, CHANGELOG.md).
  */
 /** A timeout timer this late means the process did not run meanwhile (SIGSTOP, starvation). */
 const LATE_TIMER_MS = 1000;
@@ -271,11 +272,11 @@ class ResponseHandler implements Dispatcher.DispatchHandler {
 
 /**
  * Results reach callers one event-loop turn after their response completed. undici lets a
- * keep-alive connection carry its next request only a full turn after a response (setImmediate,
- * for servers that close a connection they said they would keep); delivery, handed a result at
- * once, sent its next task before that and undici opened another connection: an origin held twice
- * as many connections as requests in flight, and each request cost about a third more CPU
- * (BENCHMARKS.md, change 9). The results of a turn are gathered, and handed over in the next turn
+ * keep-alive connection carry its next request only a full turn after a response (setImmediate, for
+ * servers that close a connection they said they would keep); delivery, handed a result at once,
+ * sent its next task before that and undici opened another connection: an origin held twice as many
+ * connections as requests in flight, and each request cost about a third more CPU (measured
+ * 2026-11-24, CHANGELOG.md). The results of a turn are gathered, and handed over in the next turn
  * from a setImmediate queued during this turn's immediates, so after undici's.
  */
 type Settled = { resolvers: Array<(r: AttemptResult) => void>; results: AttemptResult[] };

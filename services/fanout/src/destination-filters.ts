@@ -9,7 +9,7 @@ export interface FilterSplit { passing: Destination[]; dropped: string[] }
 const NONE: string[] = [];
 
 /**
- * Applies each destination's event filter (README "Event filters") to one call, and `extra` (a
+ * Applies each destination's event filter (docs/admin-api.md, "Event filters") to one call, and `extra` (a
  * replay's own filter) to every destination alike. Filters are
  * compiled once per configuration record (`filterOf`), and the call's free-form objects are parsed
  * at most once, only when some filter has a `where`. With no filter among the destinations (the

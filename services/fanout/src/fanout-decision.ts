@@ -40,7 +40,7 @@ export interface DirectRecord { bytes: number }
 export interface EventFacts { messageId: string; sourceId: string; type: EventRecord['type']; receivedAt: number }
 
 /**
- * A replay (README "Replays"): only this destination is considered, with its own filter and the
+ * A replay (docs/delivery.md, "Replays of a time range"): only this destination is considered, with its own filter and the
  * replay's. Everything else — the rules of direct records, integrations, the body — is the same
  * decision, so replayed tasks are identical to the originals.
  */

@@ -1,9 +1,9 @@
 /**
- * Whether a call's integrations map lets it through to the webhooks destination (product
- * decision 5, client-library.md "Destination selection"). Pure: the stored JSON text in, a
- * boolean out. Rules: every destination is enabled by default; `All: false` disables every
- * destination whose own key is not true; a destination's own key wins over `All`. Keys are
- * case-sensitive, so only `Webhooks` names this destination.
+ * Whether a call's integrations map lets it through to the webhooks destination
+ * (docs/decisions/0003-destination-selection.md, client-library.md "Destination selection"). Pure:
+ * the stored JSON text in, a boolean out. Rules: every destination is enabled by default; `All:
+ * false` disables every destination whose own key is not true; a destination's own key wins over
+ * `All`. Keys are case-sensitive, so only `Webhooks` names this destination.
  */
 export const WEBHOOKS_KEY = 'Webhooks';
 

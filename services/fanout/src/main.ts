@@ -27,7 +27,7 @@ const configSchema = z.object({
   FANOUT_RECORD_TRACE: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
   /** How often usage totals (calls filtered by integrations; direct records accepted and rejected) are written: what a crash can lose at most. */
   SWITCHYARD_USAGE_INTERVAL: env.duration('5s'),
-  /** The most ingest records per second any replay reads (README "Replays"): live traffic keeps priority. */
+  /** The most ingest records per second any replay reads (docs/delivery.md, "Replays of a time range"): live traffic keeps priority. */
   FANOUT_REPLAY_MAX_RATE: z.coerce.number().int().min(1).max(1_000_000).default(2000),
   /** The retry policy, as delivery's: a held range is written due like delivery's first deferral. */
   ...retryEnv,

@@ -34,7 +34,7 @@ const transactionalIdOf = (prefix: string, id: string) => `${prefix}replay-${id}
 const TRANSACTION_TIMEOUT_MS = 10_000;
 
 /**
- * Runs replays (README "Replays"): follows the replays topic in a consumer group of all fan-out
+ * Runs replays (docs/delivery.md, "Replays of a time range"): follows the replays topic in a consumer group of all fan-out
  * instances, so the one that owns its single partition runs every replay, and a restart or crash
  * hands them to another. It starts a replay only once it has read the topic up to where it ended at
  * its join (its progress, committed with its tasks, is then known), and resumes it exactly after the

@@ -5,7 +5,9 @@ import { parseTimestamp } from './timestamps.js';
 /**
  * One call of the tracking API → the Avro record of its type, or the reason it is refused.
  * Pure: the request's facts (source, arrival time, batch-level context, client IP) come in as
- * arguments. Rules (product decisions 1–4): a known type; the call rules shared with fan-out's
+ * arguments. Rules (docs/decisions/0001-wire-compatible-tracking-api.md,
+ * 0002-tracking-api-limits-and-rejections.md, 0012-ingest-topic-records.md and
+ * 0013-message-ids-and-timestamps.md): a known type; the call rules shared with fan-out's
  * check of directly produced records (`@switchyard/platform/calls/call-rules`: userId or
  * anonymousId; track needs `event`, group `groupId`, alias `previousId` and `userId`; at most
  * 32 KB as sent); fields of the right kinds; batch-level context and integrations merged in (the

@@ -3,7 +3,7 @@ import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import sjson from 'secure-json-parse';
 import { SwitchyardError } from '@switchyard/platform/errors';
 
-/** Limits of the tracking API (product decision 2). */
+/** Limits of the tracking API (docs/decisions/0002-tracking-api-limits-and-rejections.md). */
 export const MAX_REQUEST_BYTES = 500 * 1024;
 export const MAX_JSON_DEPTH = 64;
 /**

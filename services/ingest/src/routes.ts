@@ -7,7 +7,10 @@ import { handleIngest, type IngestDeps } from './ingest-handler.js';
 import { IngestError, MAX_REQUEST_BYTES } from './request-body.js';
 import { handleSettings } from './settings-handler.js';
 
-/** Every path official clients use, and what each carries (product decision 1). */
+/**
+ * Every path official clients use, and what each carries
+ * (docs/decisions/0001-wire-compatible-tracking-api.md).
+ */
 export const ROUTES: ReadonlyArray<readonly [path: string, route: 'batch' | CallType]> = [
   ['/v1/batch', 'batch'], ['/v1/import', 'batch'], ['/v1/b', 'batch'],
   ['/v1/identify', 'identify'], ['/v1/i', 'identify'],

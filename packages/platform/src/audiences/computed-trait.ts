@@ -6,7 +6,7 @@ import type { UserState } from './user-state.js';
 
 /**
  * Computed traits: user properties derived from events, delivered like audience memberships
- * (product decision 15).
+ * (docs/decisions/0010-audiences-and-computed-traits.md).
  *
  *   { "kind": "event_count", "event": "Order Completed", "where"?: {...}, "within": "30d" } → a number
  *   { "kind": "last_seen", "event": "Order Completed", "where"?: {...} }      → ISO time of the latest, or null

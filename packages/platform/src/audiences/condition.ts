@@ -1,8 +1,9 @@
 import type { UserState } from './user-state.js';
 
 /**
- * The audience condition language: JSON, validated once when an audience is created, then
- * evaluated per user against their traits and event counters (product decision 15).
+ * The audience condition language: JSON, validated once when an audience is created, then evaluated
+ * per user against their traits and event counters
+ * (docs/decisions/0010-audiences-and-computed-traits.md).
  *
  *   trait:   { "trait": "address.country", "op": "eq", "value": "FR" }
  *   event:   { "event": "Order Completed", "where"?: { "property": "total", "op": "gt", "value": 50 },

@@ -1,6 +1,6 @@
 /**
  * The property an audience (or computed trait) is delivered as: the snake_case of its name
- * (product decision 15). Rules, in order:
+ * (docs/decisions/0010-audiences-and-computed-traits.md). Rules, in order:
  *
  * 1. Compatibility decomposition (NFKD): full-width `ＡＢＣ` → `ABC`, `ﬁ` → `fi`, `①` → `1`.
  * 2. Accents on Latin letters are dropped (`é` → `e`, `ü` → `u`, Turkish `İ` → `I`); marks on other

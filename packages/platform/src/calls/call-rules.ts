@@ -1,9 +1,10 @@
 /**
- * The rules a call must keep wherever it enters the pipeline (product decision 2): ingest applies
- * them to each call of the HTTP tracking API, fan-out to each record produced straight to the
- * ingest topic by another Kafka producer (ARCHITECTURE.md, "Direct records"). One implementation,
- * so both paths refuse the same calls for the same reasons. Pure; the callers extract the fields
- * from their own input (a JSON call, a decoded Avro record) and measure its size their own way.
+ * The rules a call must keep wherever it enters the pipeline
+ * (docs/decisions/0002-tracking-api-limits-and-rejections.md): ingest applies them to each call of
+ * the HTTP tracking API, fan-out to each record produced straight to the ingest topic by another
+ * Kafka producer (ARCHITECTURE.md, "Direct records"). One implementation, so both paths refuse the
+ * same calls for the same reasons. Pure; the callers extract the fields from their own input (a
+ * JSON call, a decoded Avro record) and measure its size their own way.
  */
 export const CALL_TYPES = ['track', 'page', 'screen', 'identify', 'group', 'alias'] as const;
 export type CallType = (typeof CALL_TYPES)[number];

@@ -1,6 +1,6 @@
 import type { UsageCount } from '../schemas/generated.js';
 
-/** How a call counts in a source's usage (README "Usage"). */
+/** How a call counts in a source's usage (docs/admin-api.md, "Message trace and usage"). */
 export type UsageOutcome = 'accepted' | 'rejected' | 'filtered';
 export const USAGE_OUTCOMES: readonly UsageOutcome[] = ['accepted', 'rejected', 'filtered'];
 /**

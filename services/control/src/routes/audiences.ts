@@ -39,9 +39,10 @@ function validCondition(value: unknown): string {
 }
 
 /**
- * Audiences and computed traits (product decision 15): validated here, stored in the config
- * topic, evaluated by the audiences service. A property name (the snake_case of the name) is unique
- * per source, since two definitions writing one user property would overwrite each other.
+ * Audiences and computed traits (docs/decisions/0010-audiences-and-computed-traits.md): validated
+ * here, stored in the config topic, evaluated by the audiences service. A property name (the
+ * snake_case of the name) is unique per source, since two definitions writing one user property
+ * would overwrite each other.
  */
 export function audienceRoutes(app: FastifyInstance, { view, store, clock }: ControlDeps): void {
   const propertyTaken = (sourceId: string, property: string) =>

@@ -13,9 +13,10 @@ export const deletionRequest = z.strictObject({
 });
 
 /**
- * Deletion requests (product decision 14): one `delete` notification per affected source — the
- * named ones, or every source — that has an enabled webhooks destination. Each is written to the
- * ingest topic like any call, so it is fanned out, delivered, retried and dead-lettered the usual way.
+ * Deletion requests (docs/decisions/0009-deletion-requests.md): one `delete` notification per
+ * affected source — the named ones, or every source — that has an enabled webhooks destination.
+ * Each is written to the ingest topic like any call, so it is fanned out, delivered, retried and
+ * dead-lettered the usual way.
  */
 export function deletionRoutes(app: FastifyInstance, { view, clock, events, metrics }: ControlDeps): void {
   app.post('/v1/deletions', counted.deletion, async (req, reply) => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ControlDeps } from '../control-deps.js';
 
-/** The per-message trace: where an event went and what happened to each copy (README "Trace"). */
+/** The per-message trace: where an event went and what happened to each copy (docs/admin-api.md, "Message trace and usage"). */
 export function messageRoutes(app: FastifyInstance, { traces }: ControlDeps): void {
   app.get<{ Params: { messageId: string } }>('/v1/messages/:messageId', async (req, reply) => {
     const trace = traces.get(req.params.messageId);

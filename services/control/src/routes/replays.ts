@@ -23,7 +23,7 @@ export const replayRequest = z.strictObject({
 type Params = { Params: { id: string; rid: string } };
 
 /**
- * Replays of a time range of the ingest topic into one destination (README "Replays"). Control
+ * Replays of a time range of the ingest topic into one destination (docs/delivery.md, "Replays of a time range"). Control
  * writes the request to the replays topic; the fan-out instance that owns that topic runs it and
  * writes its progress there, in the transactions of the tasks.
  */

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { notFound } from '../api-error.js';
 import type { ControlDeps } from '../control-deps.js';
 
-/** Calls per source per UTC day: accepted, rejected, filtered (README "Usage"). */
+/** Calls per source per UTC day: accepted, rejected, filtered (docs/admin-api.md, "Message trace and usage"). */
 export function usageRoutes(app: FastifyInstance, { view, usage }: ControlDeps): void {
   app.get<{ Params: { id: string } }>('/v1/sources/:id/usage', async (req) => {
     const source = view.state.source(req.params.id);
