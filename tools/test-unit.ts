@@ -4,6 +4,7 @@
 // either fails at once. Extra arguments are passed to `node --test` (e.g. a file, --test-only).
 // The stack-backed suites under test/ run with everything else in `npm test` (tools/test.ts).
 import { spawn } from 'node:child_process';
+import { availableParallelism } from 'node:os';
 import { repoRoot } from './stack/paths.js';
 import { unitEnv, unitTestFiles } from './test-lanes.js';
 
@@ -13,7 +14,9 @@ const files = args.some((a) => a.endsWith('.ts')) ? [] : unitTestFiles();
 
 // The slowest unit test takes a few seconds; a test waiting far longer is waiting for something a
 // unit test must not need (a broker, a registry), and fails rather than hangs the lane.
-const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=30000', ...args, ...files], {
+// Each file still runs in a process of its own, as in npm test; one per core at a time (node's default
+// is one fewer, which on a two-core machine means one file after another, twice as slow).
+const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', '--test', '--test-reporter=spec', '--test-timeout=30000', `--test-concurrency=${availableParallelism()}`, ...args, ...files], {
   cwd: repoRoot,
   stdio: 'inherit',
   env: unitEnv(process.env),
