@@ -1,14 +1,16 @@
-// npm test: every test. Starts a fresh Kafka broker and schema registry in a temporary directory
-// (or uses KAFKA_BROKERS / SCHEMA_REGISTRY_URL), then runs node's test runner over every
-// *.test.ts file, and stops the stack. Extra arguments are passed to `node --test` (e.g. a file).
+// npm test: every test, both lanes (tools/test-lanes.ts). Starts a fresh Kafka broker and schema
+// registry in a temporary directory, then runs node's test runner over every *.test.ts file (the
+// colocated unit tests and the suites under test/), and stops the stack. Extra arguments are passed
+// to `node --test` (e.g. a file). `npm run test:unit` runs the unit lane alone, without the stack
+// (tools/test-unit.ts).
 // SWITCHYARD_TEST_BROKERS=3 starts a three-node cluster instead, and the tests' setup runs then
 // replicate their topics to match (SWITCHYARD_REPLICATION_FACTOR, unless set).
 // Every service a test starts logs to its own file under <run dir>/logs; at the end every such file
 // is scanned for the secrets the tests registered, and a leak fails the run (tools/stack/test-logs.ts).
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import { repoRoot } from './stack/paths.js';
 import { killListed, SPAWNED_PIDS_FILE } from './stack/process.js';
 import { replicationFor } from './stack/kafka.js';
@@ -16,22 +18,13 @@ import { parseBrokers } from './stack/layout.js';
 import { freeKafkaAddresses, freePort } from './stack/ports.js';
 import { startStack, type Stack } from './stack/stack.js';
 import { scanLogs, TEST_LOG_DIR, TEST_SECRETS_FILE } from './stack/test-logs.js';
+import { allTestFiles } from './test-lanes.js';
 
 const t0 = Date.now();
 const log = (line: string) => console.log(`[test] ${line}`);
 
-function testFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
-    if (e.name === 'node_modules' || e.name === 'dist' || e.name.startsWith('.')) return [];
-    const path = join(dir, e.name);
-    return e.isDirectory() ? testFiles(path) : e.name.endsWith('.test.ts') ? [path] : [];
-  });
-}
-
 const args = process.argv.slice(2);
-const files = args.some((a) => a.endsWith('.ts'))
-  ? []
-  : ['packages', 'services', 'test', 'tools'].flatMap((d) => testFiles(join(repoRoot, d))).map((f) => relative(repoRoot, f)).sort();
+const files = args.some((a) => a.endsWith('.ts')) ? [] : allTestFiles();
 
 const dir = mkdtempSync(join(tmpdir(), 'switchyard-test-'));
 const logDir = join(dir, 'logs');

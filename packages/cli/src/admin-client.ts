@@ -1,253 +1,83 @@
 // A small typed client of Switchyard's admin HTTP API: one method per route, HTTP only, so it
 // can run wherever the API is reachable without any of the services' code.
 
-export interface Source {
-  id: string;
-  name: string;
-  enabled: boolean;
-  writeKeys: string[];
-  createdAt: string;
-  updatedAt: string;
-}
+// The request and response types are not written here: they come from the admin API's OpenAPI
+// document (generated/admin-api.ts, `npm run gen:cli-types`), so the client cannot drift from the
+// API; tools/gen-cli-types.test.ts fails when the generated file is stale.
+import type { components, paths } from './generated/admin-api.js';
 
-export interface SourceList {
-  sources: Source[];
-}
+type Schemas = components['schemas'];
+type Operation<P extends keyof paths, M extends keyof paths[P]> = paths[P][M];
+/** The JSON body a route takes. */
+type RequestJson<P extends keyof paths, M extends keyof paths[P]> =
+  Operation<P, M> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+/** The JSON body a route answers with, for one status. */
+type ResponseJson<P extends keyof paths, M extends keyof paths[P], S extends number> =
+  Operation<P, M> extends { responses: { [K in S]: { content: { 'application/json': infer R } } } } ? R : never;
+/** A route's query parameters. */
+type Query<P extends keyof paths, M extends keyof paths[P]> =
+  Operation<P, M> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 
-export interface CreateSourceInput {
-  name: string;
-  enabled?: boolean;
-}
+export type Source = Schemas['Source'];
+export type SourceList = ResponseJson<'/v1/sources', 'get', 200>;
+export type CreateSourceInput = RequestJson<'/v1/sources', 'post'>;
+export type UpdateSourceInput = RequestJson<'/v1/sources/{id}', 'patch'>;
+export type WriteKeyCreated = ResponseJson<'/v1/sources/{id}/write-keys', 'post', 201>;
 
-export interface UpdateSourceInput {
-  name?: string;
-  enabled?: boolean;
-}
-
-export interface WriteKeyCreated {
-  writeKey: string;
-  source: Source;
-}
-
+/** A webhooks destination as the API returns it: a set shared secret is masked as "********". */
+export type Destination = Schemas['Destination'];
+export type DestinationList = ResponseJson<'/v1/destinations', 'get', 200>;
+export type CreateDestinationInput = RequestJson<'/v1/destinations', 'post'>;
+/** A field left out stays unchanged; `sharedSecret: null` removes the secret, `filter: null` the filter. */
+export type UpdateDestinationInput = RequestJson<'/v1/destinations/{id}', 'patch'>;
 /** A webhook as sent to the API: headers are optional there. */
-export interface WebhookInput {
-  url: string;
-  headers?: Record<string, string>;
-}
-
+export type WebhookInput = CreateDestinationInput['settings']['webhooks'][number];
 /** A webhook as the API returns it. */
-export interface Webhook {
-  url: string;
-  headers: Record<string, string>;
-}
-
-export interface Destination {
-  id: string;
-  sourceId: string;
-  name?: string | null;
-  type: 'webhooks';
-  enabled: boolean;
-  /** The API masks a set secret as "********". */
-  settings: { sharedSecret: string | null; webhooks: Webhook[] };
-  /** Which calls it gets; null: every call. */
-  filter?: DestinationFilter | null;
-  /** Standard Webhooks signing; `newSecret` only in the response that generated it. */
-  signing?: { standard: boolean; secrets: SigningSecretInfo[]; newSecret?: SigningSecretValue };
-  createdAt: string;
-  updatedAt: string;
-}
-
+export type Webhook = Destination['settings']['webhooks'][number];
 /**
  * A destination's event filter, as JSON: `{types?, events?, where?}`. The API validates it and says
  * where it is wrong (INVALID_FILTER, field e.g. `filter.where.and[1].value`).
  */
-export type DestinationFilter = Record<string, unknown>;
+export type DestinationFilter = NonNullable<Destination['filter']>;
 
 /** A Standard Webhooks secret as listed: never its value. */
-export interface SigningSecretInfo {
-  id: string;
-  createdAt: string;
-  /** When it stops signing (a rotation's grace period); null for the current one. */
-  expiresAt: string | null;
-}
-
+export type SigningSecretInfo = Schemas['SigningSecretInfo'];
 /** A secret with its value: shown once, by the request that made it. */
-export interface SigningSecretValue {
-  id: string;
-  secret: string;
-  createdAt: string;
-}
-
-export interface SecretRotated {
-  signingSecret: SigningSecretValue;
-  destination: Destination;
-}
+export type SigningSecretValue = Schemas['SigningSecretValue'];
+export type SecretRotationInput = RequestJson<'/v1/destinations/{id}/secrets/rotate', 'post'>;
+export type SecretRotated = ResponseJson<'/v1/destinations/{id}/secrets/rotate', 'post', 201>;
 
 /** A replay of a time range into one destination, as GET …/replays/{id} shows it. */
-export interface ReplayStatus {
-  id: string;
-  destinationId: string;
-  state: 'running' | 'done' | 'cancelled' | 'failed';
-  from: string;
-  to: string;
-  filter: DestinationFilter | null;
-  rate: number;
-  createdAt: string;
-  cancelRequestedAt: string | null;
-  total: number | null;
-  scanned: number;
-  matched: number;
-  enqueued: number;
-  progress: number;
-  recordsPerSecond: number | null;
-  etaSeconds: number | null;
-  updatedAt: string | null;
-  error: string | null;
-  notReplayable: Array<{ partition: number; from: string; to: string }>;
-}
-
-export interface ReplayInput {
-  from: string;
-  to: string;
-  filter?: DestinationFilter;
-  rate?: number;
-}
-
-export interface DestinationList {
-  destinations: Destination[];
-}
-
-export interface CreateDestinationInput {
-  sourceId: string;
-  name?: string;
-  type: 'webhooks';
-  enabled?: boolean;
-  settings: { sharedSecret?: string | null; webhooks: WebhookInput[] };
-  filter?: DestinationFilter;
-  signing?: { standard: boolean };
-}
-
-/** A field left out stays unchanged; `sharedSecret: null` removes the secret. */
-export interface UpdateDestinationInput {
-  name?: string;
-  enabled?: boolean;
-  settings?: { sharedSecret?: string | null; webhooks?: WebhookInput[] };
-  /** null removes the filter. */
-  filter?: DestinationFilter | null;
-  signing?: { standard: boolean };
-}
+export type ReplayStatus = Schemas['Replay'];
+export type ReplayInput = RequestJson<'/v1/destinations/{id}/replays', 'post'>;
+export type ReplayList = ResponseJson<'/v1/destinations/{id}/replays', 'get', 200>;
 
 /** A delivery that failed for good, as the API shows it. */
-export interface DeadLetter {
-  id: string;
-  reason: string;
-  /** The last HTTP status the webhook answered, or null when there was no answer. */
-  status: number | null;
-  responseExcerpt: string | null;
-  error: string | null;
-  /** ISO time. */
-  failedAt: string;
-  destinationId: string;
-  sourceId: string;
-  messageId: string;
-  eventType: string;
-  attempts: number;
-  /** ISO time of the last replay, or null if it was never replayed. */
-  replayedAt: string | null;
-}
-
+export type DeadLetter = Schemas['DeadLetter'];
 /** One dead letter with the exact JSON text that was being delivered. */
-export interface DeadLetterDetail extends DeadLetter {
-  body: string;
-}
+export type DeadLetterDetail = Schemas['DeadLetterDetail'];
+export type DeadLetterList = ResponseJson<'/v1/dead-letters', 'get', 200>;
+export type DeadLetterFilter = Query<'/v1/dead-letters', 'get'>;
+export type ReplayResult = ResponseJson<'/v1/dead-letters/replay', 'post', 202>;
 
-export interface DeadLetterList {
-  /** Newest first. */
-  deadLetters: DeadLetter[];
-  /** How many match the filter, before the limit. */
-  total: number;
-}
-
-export interface DeadLetterFilter {
-  destinationId?: string;
-  reason?: string;
-  /** ISO time with an offset, e.g. 2025-01-02T03:04:05.000Z. */
-  since?: string;
-  limit?: number;
-}
-
-export interface ReplayResult {
-  replayed: string[];
-  notFound: string[];
-}
-
-export interface DeletionRequestInput {
-  userId: string;
-  /** Only these sources; all of them when left out. */
-  sourceIds?: string[];
-}
-
-export interface DeletionRequest {
-  requestId: string;
-  userId: string;
-  notifications: number;
-  sourceIds: string[];
-}
+export type DeletionRequestInput = RequestJson<'/v1/deletions', 'post'>;
+export type DeletionRequest = ResponseJson<'/v1/deletions', 'post', 202>;
 
 /**
  * An audience condition, as JSON: the API validates it and reports where it is wrong
  * (INVALID_CONDITION, field e.g. `condition.and[1].count.value`).
  */
-export type AudienceCondition = Record<string, unknown>;
-
-export interface Audience {
-  id: string;
-  sourceId: string;
-  name: string;
-  /** The user property the membership is written to: the snake_case of the name. */
-  property: string;
-  condition: AudienceCondition;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface AudienceList {
-  audiences: Audience[];
-}
-
-export interface CreateAudienceInput {
-  sourceId: string;
-  name: string;
-  condition: AudienceCondition;
-}
-
-export interface UpdateAudienceInput {
-  condition: AudienceCondition;
-}
+export type AudienceCondition = Schemas['Audience']['condition'];
+export type Audience = Schemas['Audience'];
+export type AudienceList = ResponseJson<'/v1/audiences', 'get', 200>;
+export type CreateAudienceInput = RequestJson<'/v1/audiences', 'post'>;
+export type UpdateAudienceInput = RequestJson<'/v1/audiences/{id}', 'patch'>;
 
 /** A computed trait definition, as JSON: `{"kind": "event_count" | "last_seen" | "latest_property", ...}`. */
-export type ComputedTraitDefinition = Record<string, unknown>;
-
-export interface ComputedTrait {
-  id: string;
-  sourceId: string;
-  name: string;
-  /** The user trait the value is written to: the snake_case of the name. */
-  trait: string;
-  definition: ComputedTraitDefinition;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export interface ComputedTraitList {
-  computedTraits: ComputedTrait[];
-}
-
-export interface CreateComputedTraitInput {
-  sourceId: string;
-  name: string;
-  definition: ComputedTraitDefinition;
-}
+export type ComputedTraitDefinition = Schemas['ComputedTrait']['definition'];
+export type ComputedTrait = Schemas['ComputedTrait'];
+export type ComputedTraitList = ResponseJson<'/v1/computed-traits', 'get', 200>;
+export type CreateComputedTraitInput = RequestJson<'/v1/computed-traits', 'post'>;
 
 /** The API answered with a non-2xx status (or a 2xx body that is not JSON). */
 export class AdminApiError extends Error {
@@ -346,7 +176,7 @@ export class AdminClient {
   }
 
   /** A new Standard Webhooks secret; the previous one signs beside it for `gracePeriod` (e.g. 24h). */
-  rotateSigningSecret(id: string, input: { gracePeriod?: string } = {}): Promise<SecretRotated> {
+  rotateSigningSecret(id: string, input: SecretRotationInput = {}): Promise<SecretRotated> {
     return this.#request('POST', `/v1/destinations/${seg(id)}/secrets/rotate`, input);
   }
 
@@ -358,7 +188,7 @@ export class AdminClient {
     return this.#request('GET', `/v1/destinations/${seg(destinationId)}/replays/${seg(replayId)}`);
   }
 
-  listReplays(destinationId: string): Promise<{ replays: ReplayStatus[] }> {
+  listReplays(destinationId: string): Promise<ReplayList> {
     return this.#request('GET', `/v1/destinations/${seg(destinationId)}/replays`);
   }
 

@@ -31,6 +31,8 @@ const destination: Destination = {
       { url: 'https://b.example/hook', headers: {} },
     ],
   },
+  filter: null,
+  signing: { standard: false, secrets: [] },
   createdAt: '2025-01-02T03:04:05.000Z',
   updatedAt: '2025-01-02T03:04:06.000Z',
 };

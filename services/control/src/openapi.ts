@@ -22,6 +22,9 @@ export function openApiDocument(): Record<string, unknown> {
   };
   const idParam = [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }];
   const iso = { type: 'string', format: 'date-time' };
+  // A JSON object the API validates elsewhere (a filter, a condition, a definition): any properties.
+  const freeForm = (description: string, nullable = false) => ({ type: nullable ? ['object', 'null'] : 'object', additionalProperties: true, description });
+  const list = (key: string, ref: string, description: string) => ({ description, content: { 'application/json': { schema: { type: 'object', required: [key], properties: { [key]: { type: 'array', items: { $ref: `#/components/schemas/${ref}` } } } } } } });
   return {
     openapi: '3.1.0',
     info: { title: 'Switchyard admin API', version: '1.0.0', description: 'Sources, write keys and webhooks destinations. Every /v1 route requires `Authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>`.' },
@@ -33,12 +36,15 @@ export function openApiDocument(): Record<string, unknown> {
         Error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, field: { type: 'string' } } },
         Source: { type: 'object', required: ['id', 'name', 'enabled', 'writeKeys', 'createdAt', 'updatedAt'], properties: { id: { type: 'string' }, name: { type: 'string' }, enabled: { type: 'boolean' }, writeKeys: { type: 'array', items: { type: 'string' } }, createdAt: iso, updatedAt: iso } },
         DeadLetter: {
-          type: 'object',
+          type: 'object', required: ['id', 'reason', 'status', 'responseExcerpt', 'error', 'failedAt', 'destinationId', 'sourceId', 'messageId', 'eventType', 'attempts', 'replayedAt'],
           properties: {
             id: { type: 'string' }, reason: { type: 'string' }, status: { type: ['integer', 'null'] }, responseExcerpt: { type: ['string', 'null'] }, error: { type: ['string', 'null'] },
             failedAt: iso, destinationId: { type: 'string' }, sourceId: { type: 'string' }, messageId: { type: 'string' }, eventType: { type: 'string' }, attempts: { type: 'integer' },
-            replayedAt: { type: ['string', 'null'], format: 'date-time' }, body: { type: 'string', description: 'GET /v1/dead-letters/{id} only' },
+            replayedAt: { type: ['string', 'null'], format: 'date-time' },
           },
+        },
+        DeadLetterDetail: {
+          allOf: [{ $ref: '#/components/schemas/DeadLetter' }, { type: 'object', required: ['body'], properties: { body: { type: 'string', description: 'The JSON text that was being delivered' } } }],
         },
         MessageTrace: {
           type: 'object', required: ['messageId', 'sourceId', 'type', 'receivedAt', 'destinations'],
@@ -89,11 +95,12 @@ export function openApiDocument(): Record<string, unknown> {
           },
         },
         Replay: {
-          type: 'object', required: ['id', 'destinationId', 'state', 'from', 'to', 'scanned', 'matched', 'enqueued', 'progress'],
+          type: 'object',
+          required: ['id', 'destinationId', 'state', 'from', 'to', 'filter', 'rate', 'createdAt', 'cancelRequestedAt', 'total', 'scanned', 'matched', 'enqueued', 'progress', 'recordsPerSecond', 'etaSeconds', 'updatedAt', 'error', 'notReplayable'],
           properties: {
             id: { type: 'string', description: 'rpl_…' }, destinationId: { type: 'string' },
             state: { enum: ['running', 'done', 'cancelled', 'failed'] },
-            from: iso, to: iso, filter: { type: ['object', 'null'], description: 'The replay\'s own filter (the destination\'s applies too)' },
+            from: iso, to: iso, filter: freeForm('The replay\'s own filter (the destination\'s applies too)', true),
             rate: { type: 'integer', description: 'Records read per second at most, as asked (fan-out caps it at FANOUT_REPLAY_MAX_RATE)' },
             createdAt: iso, cancelRequestedAt: { type: ['string', 'null'], format: 'date-time' },
             total: { type: ['integer', 'null'], description: 'Ingest records in the range; null until fan-out planned it' },
@@ -101,17 +108,23 @@ export function openApiDocument(): Record<string, unknown> {
             progress: { type: 'number', description: '0..1' },
             recordsPerSecond: { type: ['number', 'null'] }, etaSeconds: { type: ['integer', 'null'], description: 'Estimated seconds left while running' },
             updatedAt: { type: ['string', 'null'], format: 'date-time' }, error: { type: ['string', 'null'] },
-            notReplayable: { type: 'array', description: 'Parts of the range before the topic\'s retention: their calls could not be replayed', items: { type: 'object', properties: { partition: { type: 'integer' }, from: iso, to: iso } } },
+            notReplayable: { type: 'array', description: 'Parts of the range before the topic\'s retention: their calls could not be replayed', items: { type: 'object', required: ['partition', 'from', 'to'], properties: { partition: { type: 'integer' }, from: iso, to: iso } } },
           },
         },
         SigningSecretInfo: { type: 'object', required: ['id', 'createdAt', 'expiresAt'], properties: { id: { type: 'string' }, createdAt: iso, expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'When it stops signing; null for the current secret' } } },
         SigningSecretValue: { type: 'object', required: ['id', 'secret', 'createdAt'], properties: { id: { type: 'string' }, secret: { type: 'string', description: 'whsec_ + base64 of 32 random bytes' }, createdAt: iso } },
         Destination: {
-          type: 'object', required: ['id', 'sourceId', 'name', 'type', 'enabled', 'settings', 'createdAt', 'updatedAt'],
+          type: 'object', required: ['id', 'sourceId', 'name', 'type', 'enabled', 'settings', 'filter', 'signing', 'createdAt', 'updatedAt'],
           properties: {
             id: { type: 'string' }, sourceId: { type: 'string' }, name: { type: 'string' }, type: { const: 'webhooks' }, enabled: { type: 'boolean' },
-            settings: { type: 'object', properties: { sharedSecret: { type: ['string', 'null'], description: 'Masked as ******** when set' }, webhooks: { type: 'array', maxItems: 5, items: { type: 'object', properties: { url: { type: 'string' }, headers: { type: 'object', additionalProperties: { type: 'string' } } } } } } },
-            filter: { type: ['object', 'null'], description: 'The event filter ({types?, events?, where?}), null when every call goes through' },
+            settings: {
+              type: 'object', required: ['sharedSecret', 'webhooks'],
+              properties: {
+                sharedSecret: { type: ['string', 'null'], description: 'Masked as ******** when set' },
+                webhooks: { type: 'array', maxItems: 5, items: { type: 'object', required: ['url', 'headers'], properties: { url: { type: 'string' }, headers: { type: 'object', additionalProperties: { type: 'string' } } } } },
+              },
+            },
+            filter: freeForm('The event filter ({types?, events?, where?}), null when every call goes through', true),
             signing: {
               type: 'object', required: ['standard', 'secrets'],
               properties: {
@@ -123,11 +136,27 @@ export function openApiDocument(): Record<string, unknown> {
             createdAt: iso, updatedAt: iso,
           },
         },
+        Audience: {
+          type: 'object', required: ['id', 'sourceId', 'name', 'property', 'condition', 'createdAt', 'updatedAt'],
+          properties: {
+            id: { type: 'string' }, sourceId: { type: 'string' }, name: { type: 'string' },
+            property: { type: 'string', description: 'The user property the membership is written to: the snake_case of the name' },
+            condition: freeForm('The condition (README: condition language)'), createdAt: iso, updatedAt: iso,
+          },
+        },
+        ComputedTrait: {
+          type: 'object', required: ['id', 'sourceId', 'name', 'trait', 'definition', 'createdAt', 'updatedAt'],
+          properties: {
+            id: { type: 'string' }, sourceId: { type: 'string' }, name: { type: 'string' },
+            trait: { type: 'string', description: 'The user trait the value is written to: the snake_case of the name' },
+            definition: freeForm('{kind: event_count | last_seen | latest_property, ...}'), createdAt: iso, updatedAt: iso,
+          },
+        },
       },
     },
     paths: {
       '/v1/sources': {
-        get: { summary: 'List sources', responses: { 200: { description: 'Sources', content: { 'application/json': { schema: { type: 'object', properties: { sources: { type: 'array', items: { $ref: '#/components/schemas/Source' } } } } } } }, 401: errors[401] } },
+        get: { summary: 'List sources', responses: { 200: list('sources', 'Source', 'Sources'), 401: errors[401] } },
         post: { summary: 'Create a source (with one generated write key)', requestBody: body(sourceCreate), responses: { 201: json('Source', 'Created'), 400: errors[400], 401: errors[401] } },
       },
       '/v1/sources/{id}': {
@@ -138,7 +167,7 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/v1/sources/{id}/write-keys': {
         parameters: idParam,
-        post: { summary: 'Add a write key (rotation)', responses: { 201: { description: 'The new key and the source', content: { 'application/json': { schema: { type: 'object', properties: { writeKey: { type: 'string' }, source: { $ref: '#/components/schemas/Source' } } } } } }, 401: errors[401], 404: errors[404] } },
+        post: { summary: 'Add a write key (rotation)', responses: { 201: { description: 'The new key and the source', content: { 'application/json': { schema: { type: 'object', required: ['writeKey', 'source'], properties: { writeKey: { type: 'string' }, source: { $ref: '#/components/schemas/Source' } } } } } }, 401: errors[401], 404: errors[404] } },
       },
       '/v1/sources/{id}/write-keys/{key}': {
         parameters: [...idParam, { name: 'key', in: 'path', required: true, schema: { type: 'string' } }],
@@ -171,7 +200,7 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       '/v1/destinations': {
-        get: { summary: 'List destinations', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: { description: 'Destinations', content: { 'application/json': { schema: { type: 'object', properties: { destinations: { type: 'array', items: { $ref: '#/components/schemas/Destination' } } } } } } }, 401: errors[401] } },
+        get: { summary: 'List destinations', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: list('destinations', 'Destination', 'Destinations'), 401: errors[401] } },
         post: { summary: 'Create a webhooks destination', requestBody: body(destinations.create), responses: { 201: json('Destination', 'Created'), 400: errors[400], 401: errors[401] } },
       },
       '/v1/destinations/{id}/secrets/rotate': {
@@ -180,14 +209,14 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'Rotate the Standard Webhooks secret: a new one signs from now; the previous one keeps signing beside it for gracePeriod (default 24h), then is dropped',
           requestBody: { ...body(secretRotation), required: false },
           responses: {
-            201: { description: 'The new secret (its value shown once) and the destination', content: { 'application/json': { schema: { type: 'object', properties: { signingSecret: { $ref: '#/components/schemas/SigningSecretValue' }, destination: { $ref: '#/components/schemas/Destination' } } } } } },
+            201: { description: 'The new secret (its value shown once) and the destination', content: { 'application/json': { schema: { type: 'object', required: ['signingSecret', 'destination'], properties: { signingSecret: { $ref: '#/components/schemas/SigningSecretValue' }, destination: { $ref: '#/components/schemas/Destination' } } } } } },
             400: json('Error', 'SIGNING_NOT_ENABLED (signing.standard is off) or an invalid gracePeriod'), 401: errors[401], 404: errors[404],
           },
         },
       },
       '/v1/destinations/{id}/replays': {
         parameters: idParam,
-        get: { summary: 'The destination\'s replays, newest first', responses: { 200: { description: '{replays: [...]}', content: { 'application/json': { schema: { type: 'object', properties: { replays: { type: 'array', items: { $ref: '#/components/schemas/Replay' } } } } } } }, 401: errors[401], 404: errors[404] } },
+        get: { summary: 'The destination\'s replays, newest first', responses: { 200: list('replays', 'Replay', 'Newest first'), 401: errors[401], 404: errors[404] } },
         post: {
           summary: 'Replay the calls received between from and to into this destination (with its filter and the replay\'s own), at a bounded rate; bodies are the originals (same messageId)',
           requestBody: body(rangeReplayRequest),
@@ -200,47 +229,47 @@ export function openApiDocument(): Record<string, unknown> {
         delete: { summary: 'Cancel a running replay (tasks already written are delivered)', responses: { 202: json('Replay', 'Cancellation asked; the state becomes cancelled'), 401: errors[401], 404: errors[404], 409: json('Error', 'REPLAY_FINISHED') } },
       },
       '/v1/audiences': {
-        get: { summary: 'List audiences (optionally of one source)', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: { description: '{audiences: [...]}' }, 401: errors[401] } },
-        post: { summary: 'Create an audience: {sourceId, name, condition}; its property is the snake_case of the name (README: condition language)', requestBody: body(audienceCreate), responses: { 201: { description: 'Created: {id, sourceId, name, property, condition, createdAt, updatedAt}' }, 400: errors[400], 401: errors[401] } },
+        get: { summary: 'List audiences (optionally of one source)', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: list('audiences', 'Audience', 'Audiences'), 401: errors[401] } },
+        post: { summary: 'Create an audience: {sourceId, name, condition}; its property is the snake_case of the name (README: condition language)', requestBody: body(audienceCreate), responses: { 201: json('Audience', 'Created'), 400: errors[400], 401: errors[401] } },
       },
       '/v1/audiences/{id}': {
         parameters: idParam,
-        get: { summary: 'Get an audience', responses: { 200: { description: 'The audience' }, ...errors } },
-        patch: { summary: 'Replace the condition', requestBody: body(audiencePatch), responses: { 200: { description: 'Updated' }, ...errors } },
+        get: { summary: 'Get an audience', responses: { 200: json('Audience', 'The audience'), ...errors } },
+        patch: { summary: 'Replace the condition', requestBody: body(audiencePatch), responses: { 200: json('Audience', 'Updated'), ...errors } },
         delete: { summary: 'Delete an audience (its emissions stop; members are not sent false)', responses: { 204: { description: 'Deleted' }, 401: errors[401], 404: errors[404] } },
       },
       '/v1/computed-traits': {
-        get: { summary: 'List computed traits', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: { description: '{computedTraits: [...]}' }, 401: errors[401] } },
-        post: { summary: 'Create a computed trait: {sourceId, name, definition}', requestBody: body(computedTraitCreate), responses: { 201: { description: 'Created: {id, sourceId, name, trait, definition, createdAt, updatedAt}' }, 400: errors[400], 401: errors[401] } },
+        get: { summary: 'List computed traits', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: list('computedTraits', 'ComputedTrait', 'Computed traits'), 401: errors[401] } },
+        post: { summary: 'Create a computed trait: {sourceId, name, definition}', requestBody: body(computedTraitCreate), responses: { 201: json('ComputedTrait', 'Created'), 400: errors[400], 401: errors[401] } },
       },
       '/v1/computed-traits/{id}': {
         parameters: idParam,
-        get: { summary: 'Get a computed trait', responses: { 200: { description: 'The computed trait' }, ...errors } },
+        get: { summary: 'Get a computed trait', responses: { 200: json('ComputedTrait', 'The computed trait'), ...errors } },
         delete: { summary: 'Delete a computed trait', responses: { 204: { description: 'Deleted' }, 401: errors[401], 404: errors[404] } },
       },
       '/v1/deletions': {
         post: {
           summary: 'Request the deletion of a user: one delete notification per affected source (the named ones, or all) that has an enabled webhooks destination',
           requestBody: body(deletionRequest),
-          responses: { 202: { description: 'Notifications written to the pipeline', content: { 'application/json': { schema: { type: 'object', properties: { requestId: { type: 'string' }, userId: { type: 'string' }, notifications: { type: 'integer' }, sourceIds: { type: 'array', items: { type: 'string' } } } } } } }, 400: errors[400], 401: errors[401] },
+          responses: { 202: { description: 'Notifications written to the pipeline', content: { 'application/json': { schema: { type: 'object', required: ['requestId', 'userId', 'notifications', 'sourceIds'], properties: { requestId: { type: 'string' }, userId: { type: 'string' }, notifications: { type: 'integer' }, sourceIds: { type: 'array', items: { type: 'string' } } } } } } }, 400: errors[400], 401: errors[401] },
         },
       },
       '/v1/dead-letters': {
         get: {
           summary: 'List dead letters, newest first (filters: destinationId, reason, since; limit ≤ 1000)',
           parameters: Object.keys(deadLetterQuery.shape).map((name) => ({ name, in: 'query', required: false, schema: { type: name === 'limit' ? 'integer' : 'string' } })),
-          responses: { 200: { description: '{deadLetters: [...], total}', content: { 'application/json': { schema: { type: 'object', properties: { deadLetters: { type: 'array', items: { $ref: '#/components/schemas/DeadLetter' } }, total: { type: 'integer' } } } } } }, 400: errors[400], 401: errors[401] },
+          responses: { 200: { description: '{deadLetters: [...], total}', content: { 'application/json': { schema: { type: 'object', required: ['deadLetters', 'total'], properties: { deadLetters: { type: 'array', items: { $ref: '#/components/schemas/DeadLetter' } }, total: { type: 'integer', description: 'How many match the filters, before the limit' } } } } } }, 400: errors[400], 401: errors[401] },
         },
       },
       '/v1/dead-letters/{id}': {
         parameters: idParam,
-        get: { summary: 'One dead letter, with the body that was being delivered', responses: { 200: json('DeadLetter', 'The dead letter (plus body)'), 401: errors[401], 404: errors[404] } },
+        get: { summary: 'One dead letter, with the body that was being delivered', responses: { 200: json('DeadLetterDetail', 'The dead letter and its body'), 401: errors[401], 404: errors[404] } },
       },
       '/v1/dead-letters/replay': {
         post: {
           summary: 'Re-enqueue dead letters as fresh delivery tasks',
           requestBody: body(replayRequest),
-          responses: { 202: { description: 'Replayed', content: { 'application/json': { schema: { type: 'object', properties: { replayed: { type: 'array', items: { type: 'string' } }, notFound: { type: 'array', items: { type: 'string' } } } } } } }, 400: errors[400], 401: errors[401] },
+          responses: { 202: { description: 'Replayed', content: { 'application/json': { schema: { type: 'object', required: ['replayed', 'notFound'], properties: { replayed: { type: 'array', items: { type: 'string' } }, notFound: { type: 'array', items: { type: 'string' } } } } } } }, 400: errors[400], 401: errors[401] },
         },
       },
       '/v1/destinations/{id}': {
