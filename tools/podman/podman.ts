@@ -17,7 +17,6 @@ export interface RunOptions {
   onLine?: (line: string) => void;
   /** Resolve with the result instead of rejecting when the command exits non-zero. */
   allowFailure?: boolean;
-  input?: string;
 }
 
 export interface RunResult { code: number; stdout: string; stderr: string }
@@ -25,16 +24,15 @@ export interface RunResult { code: number; stdout: string; stderr: string }
 /** Runs a command to completion; rejects with the last lines of its output when it fails. */
 export function run(cmd: string, args: string[], opts: RunOptions = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: opts.cwd ?? repoRoot, env: podmanEnv(), stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { cwd: opts.cwd ?? repoRoot, env: podmanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     const lines = (chunk: Buffer) => {
       if (!opts.onLine) return;
       for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) opts.onLine(line.trimEnd());
     };
-    child.stdout.on('data', (d: Buffer) => { stdout += d; lines(d); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d; lines(d); });
-    if (opts.input !== undefined) child.stdin!.end(opts.input);
+    child.stdout!.on('data', (d: Buffer) => { stdout += d; lines(d); });
+    child.stderr!.on('data', (d: Buffer) => { stderr += d; lines(d); });
     child.on('error', (err) => reject(new Error(`cannot run ${cmd}: ${err.message}`)));
     child.on('exit', (code, signal) => {
       const result = { code: code ?? (signal ? 128 : 1), stdout, stderr };
