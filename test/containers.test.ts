@@ -14,11 +14,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
+import { topicNames } from '@switchyard/platform/kafka/topics';
 import { composeDown, composeUp, containerName, defaultServices, leftovers, networkName, readCompose, substitute } from '../tools/podman/compose.js';
 import { alertQueries, dashboardQueries, seriesCount } from '../tools/podman/dashboard-queries.js';
 import { buildSwitchyard, ensureImages } from '../tools/podman/images.js';
 import { downKube, planKube, playKube, podAddress, renderKube, type KubeObject, type PlayedKube } from '../tools/podman/kube.js';
 import { imageSize, podman } from '../tools/podman/podman.js';
+import { testKafka } from './support/stack.js';
 
 const project = 'switchyard-ci';
 const ingest = 'http://127.0.0.1:8080';
@@ -177,15 +179,49 @@ describe('the deployment in containers', { timeout: minutes(30) }, () => {
   });
 });
 
-/** Healthy traffic and a little of every kind of trouble the dashboard shows. */
+/**
+ * Traffic that gives every dashboard panel something to show: calls delivered, a request refused,
+ * a destination whose receiver refuses the signature (401: dead-lettered), one that is never
+ * reachable (retried; its breaker opens and fan-out holds its tasks), one whose filter keeps most
+ * calls out, an audience and a computed trait that change as identify and track calls arrive, and
+ * a record produced straight to the ingest topic that is not a call (fan-out sets it aside).
+ */
 async function traffic(): Promise<void> {
-  for (let i = 0; i < 20; i++) {
-    const r = await post(`${ingest}/v1/track`, { type: 'track', event: 'Dashboard Traffic', userId: `u-${i % 4}`, properties: { n: i } }, basic(writeKey));
+  const create = async (path: string, body: unknown) => {
+    const r = await post(`${control}${path}`, body, bearer);
+    assert.equal(r.status, 201, `${path}: ${r.status} ${await r.text()}`);
+  };
+  const webhooks = (name: string, url: string, extra: Record<string, unknown> = {}) =>
+    create('/v1/destinations', { sourceId: 'demo', name, type: 'webhooks', enabled: true, settings: { webhooks: [{ url }] }, ...extra });
+  await create('/v1/destinations', { sourceId: 'demo', name: 'Wrong secret', type: 'webhooks', enabled: true, settings: { sharedSecret: 'not-the-receivers-secret', webhooks: [{ url: 'http://receiver:8090/refused' }] } });
+  await webhooks('Unreachable', 'http://receiver:8099/down');
+  await webhooks('Orders only', 'http://receiver:8090/orders', { filter: { events: ['Order *'] } });
+  await create('/v1/audiences', { sourceId: 'demo', name: 'Pro Users', condition: { trait: 'plan', op: 'eq', value: 'pro' } });
+  await create('/v1/computed-traits', { sourceId: 'demo', name: 'Orders Last Hour', definition: { kind: 'event_count', event: 'Order Completed', within: '1h' } });
+  // Fan-out and audiences read configuration changes from a topic: moments, not a restart.
+  await new Promise((r) => setTimeout(r, 5_000));
+  for (let i = 0; i < 4; i++) {
+    const r = await post(`${ingest}/v1/identify`, { type: 'identify', userId: `u-${i}`, traits: { plan: i % 2 ? 'pro' : 'free' } }, basic(writeKey));
+    assert.equal(r.status, 200);
+  }
+  for (let i = 0; i < 30; i++) {
+    const r = await post(`${ingest}/v1/track`, { type: 'track', event: i % 3 ? 'Dashboard Traffic' : 'Order Completed', userId: `u-${i % 4}`, properties: { n: i } }, basic(writeKey));
     assert.equal(r.status, 200);
   }
   const bad = await post(`${ingest}/v1/track`, { type: 'track', event: 'No user' }, basic(writeKey));
   assert.equal(bad.status, 400);
-  void control; void bearer;
+  await produceNotACall();
+}
+
+/** A record on the ingest topic that is no call, as a misconfigured producer would write it. */
+async function produceNotACall(): Promise<void> {
+  const producer = testKafka('containers', '127.0.0.1:9094').producer();
+  await producer.connect();
+  try {
+    await producer.send({ topic: topicNames('switchyard.').ingest, messages: [{ key: 'not-a-call', value: Buffer.from('not an Avro record') }] });
+  } finally {
+    await producer.disconnect();
+  }
 }
 
 function readinessProbe(d: KubeObject): { path: string; port: number } {
