@@ -150,5 +150,8 @@ describe('audiences: identify calls on membership change', () => {
     assert.ok(list.body.audiences.some((a: { property: string }) => a.property === 'frequent_buyers'));
     const metrics = await (await fetch(`${audiences.url}/metrics`)).text();
     for (const name of ['audiences_state_users', 'audiences_membership_changes_total', 'audiences_sync_seconds', 'audiences_changelog_lag']) assert.match(metrics, new RegExp(`^# TYPE ${name}`, 'm'));
+    // Every partition the instance owns has its state restored: its changelog lag shows, at 0.
+    const lags = [...metrics.matchAll(/^audiences_changelog_lag\{[^}]*partition="\d+"[^}]*\} (\S+)$/gm)].map((m) => Number(m[1]));
+    assert.ok(lags.length > 0 && lags.every((lag) => lag === 0), `changelog lag per owned partition: ${lags.join(', ')}`);
   });
 });

@@ -7,7 +7,7 @@ export function audienceMetrics(registry: Registry) {
     changes: new Counter({ name: 'audiences_membership_changes_total', help: 'Identify calls emitted for membership changes, by audience and direction', labelNames: ['audience', 'member'], registers: [registry] }),
     traitChanges: new Counter({ name: 'audiences_computed_trait_changes_total', help: 'Identify calls emitted for computed-trait changes, by trait', labelNames: ['trait'], registers: [registry] }),
     syncSeconds: new Histogram({ name: 'audiences_sync_seconds', help: 'Duration of one sync (expired windows) or backfill pass', labelNames: ['kind'], buckets: LATENCY_BUCKETS, registers: [registry] }),
-    changelogLag: new Gauge({ name: 'audiences_changelog_lag', help: 'Changelog records not yet read by a running restore of a partition fenced in, by partition', labelNames: ['partition'], registers: [registry] }),
+    changelogLag: new Gauge({ name: 'audiences_changelog_lag', help: 'Changelog records not yet read to restore the state of an ingest partition this instance owns, by partition: 0 once restored', labelNames: ['partition'], registers: [registry] }),
     fenced: new Counter({ name: 'audiences_partitions_fenced_in_total', help: 'Times an ingest partition was fenced in (its transactional id initialised and its changelog partition restored)', registers: [registry] }),
     consumed: new Counter({ name: 'audiences_records_consumed_total', help: 'Ingest records read', registers: [registry] }),
   };

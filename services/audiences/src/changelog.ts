@@ -29,13 +29,21 @@ export interface ChangelogOptions {
  * (kafkajs cannot assign partitions by hand) that pauses every other partition when it joins and
  * commits nothing. The end offset after a commit is its marker's offset + 1, a record no handler
  * sees, so the position comes from kafkajs's batch events, which report marker-only batches too.
+ * audiences_changelog_lag shows what is left to read, and 0 once the partition's state is restored
+ * (an empty changelog partition included) until it is given up (partitionReleased); a restore that
+ * fails removes it (the partition is given up).
  */
 export async function restorePartition(opts: ChangelogOptions, partition: number): Promise<number> {
   const { kafka, admin, codec, topic, logger, metrics, apply, timeoutMs = 60_000 } = opts;
+  const lag = (records: bigint) => metrics.changelogLag.set({ partition: String(partition) }, Math.max(0, Number(records)));
   const offsets = await admin.fetchTopicOffsets(topic);
   const bounds = offsets.find((o) => o.partition === partition);
-  if (!bounds || BigInt(bounds.high) <= BigInt(bounds.low)) return 0;
+  if (!bounds || BigInt(bounds.high) <= BigInt(bounds.low)) {
+    lag(0n);
+    return 0;
+  }
   const end = BigInt(bounds.high);
+  lag(end - BigInt(bounds.low));
   const others = offsets.map((o) => o.partition).filter((p) => p !== partition);
   let read = 0;
   let done!: () => void;
@@ -45,7 +53,7 @@ export async function restorePartition(opts: ChangelogOptions, partition: number
   consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
     if (payload.topic !== topic || payload.partition !== partition) return;
     const position = BigInt(payload.lastOffset) + 1n;
-    metrics.changelogLag.set({ partition: String(partition) }, Math.max(0, Number(end - position)));
+    lag(end - position);
     if (position >= end) done();
   });
   let timer: NodeJS.Timeout | undefined;
@@ -75,10 +83,18 @@ export async function restorePartition(opts: ChangelogOptions, partition: number
       },
     });
     await Promise.race([finished, timeout]);
+    lag(0n);
     return read;
+  } catch (err) {
+    partitionReleased(metrics, partition);
+    throw err;
   } finally {
     clearTimeout(timer);
-    metrics.changelogLag.remove({ partition: String(partition) });
     await consumer.disconnect().catch(() => undefined);
   }
+}
+
+/** The partition was given up: its changelog lag is no longer this instance's to show. */
+export function partitionReleased(metrics: AudienceMetrics, partition: number): void {
+  metrics.changelogLag.remove({ partition: String(partition) });
 }

@@ -9,7 +9,7 @@ import { connectPipeline, startConfigView, startPartitionTransactions } from '@s
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { audienceMetrics } from './audience-metrics.js';
 import { AudienceProcessor } from './audience-processor.js';
-import { restorePartition, type ChangelogOptions } from './changelog.js';
+import { partitionReleased, restorePartition, type ChangelogOptions } from './changelog.js';
 
 const configSchema = z.object({
   ...commonEnv,
@@ -45,7 +45,7 @@ runMain('audiences', async () => {
       const records = await restorePartition(changelog, partition);
       runtime.logger.info({ partition, records }, 'audience state of the partition restored');
     },
-    onReleased: (partition) => processor.dropPartition(partition),
+    onReleased: (partition) => { processor.dropPartition(partition); partitionReleased(metrics, partition); },
     onFence: () => metrics.fenced.inc(),
   });
   const processor = new AudienceProcessor({ consumer, transactions, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now });

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Counter, type Registry } from '@switchyard/platform/metrics';
+import { Counter, initialiseCounter, type Registry } from '@switchyard/platform/metrics';
 
 /** The configuration records the admin API writes (label `resource`). */
 export type ConfigResource = 'source' | 'write_key' | 'destination' | 'signing_secret' | 'replay' | 'audience' | 'computed_trait';
@@ -77,14 +77,12 @@ export function countAdminRequests(app: FastifyInstance, metrics: AdminMetrics):
       return;
     }
     // Every series starts at 0, so rate() sees the first request.
-    for (const result of ADMIN_RESULTS) {
-      if (c.as === 'config_write') metrics.writes.labels({ resource: c.resource, operation: c.operation, result }).inc(0);
-      else if (c.as === 'deletion_request') metrics.deletionRequests.labels({ result }).inc(0);
-      else metrics.replayRequests.labels({ result }).inc(0);
-    }
+    if (c.as === 'config_write') initialiseCounter(metrics.writes, { resource: [c.resource], operation: [c.operation], result: ADMIN_RESULTS });
+    else if (c.as === 'deletion_request') initialiseCounter(metrics.deletionRequests, { result: ADMIN_RESULTS });
+    else initialiseCounter(metrics.replayRequests, { result: ADMIN_RESULTS });
   });
-  for (const reason of ['missing', 'invalid'] satisfies AuthFailure[]) metrics.authFailures.labels({ reason }).inc(0);
-  for (const result of ['replayed', 'not_found']) metrics.replayLetters.labels({ result }).inc(0);
+  initialiseCounter(metrics.authFailures, { reason: ['missing', 'invalid'] satisfies AuthFailure[] });
+  initialiseCounter(metrics.replayLetters, { result: ['replayed', 'not_found'] });
 
   // The error handler turns errors into bodies; the code (DUPLICATE_ID …) is kept for the result.
   const errorCodes = new WeakMap<FastifyRequest, string>();

@@ -5,7 +5,8 @@ import type { Kafka } from '@switchyard/platform/kafka/client';
 import { connectClient } from '@switchyard/platform/kafka/connect';
 import type { ServiceRuntime } from '@switchyard/platform/runtime';
 import type { DeferralTrace, DeliveryAttempt } from '@switchyard/platform/schemas/generated';
-import type { DeliveryMetrics } from './delivery-metrics.js';
+import { initialiseCounter } from '@switchyard/platform/metrics';
+import { ATTEMPT_RECORD_RESULTS, type DeliveryMetrics } from './delivery-metrics.js';
 
 /**
  * The delivery-attempts recorder: attempts are handed to a BestEffortWriter — buffered, flushed
@@ -20,6 +21,7 @@ export async function startAttemptRecorder(runtime: ServiceRuntime, kafka: Kafka
   const producer = BestEffortWriter.producer(kafka);
   await connectClient(runtime.lifecycle, 'attempts-producer', producer);
   const key = `delivery-${randomUUID()}`;
+  initialiseCounter(metrics.attemptRecords, { result: ATTEMPT_RECORD_RESULTS });
   const writer = new BestEffortWriter<DeliveryAttempt | DeferralTrace>(producer, {
     topic, logger: runtime.logger,
     toMessages: (records) => {

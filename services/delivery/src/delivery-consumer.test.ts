@@ -47,7 +47,7 @@ function deferred<T>() {
 /** A DeliveryConsumer over the fake consumer with a test's limits; the rest as every test has it. */
 function deliveryOver(consumer: FakeConsumer, codec: AvroCodec, runner: TaskRunner, limits: { maxInFlight: number; maxInFlightPerDestination: number; maxWaitingPerDestination: number }, groupOffsets?: () => Promise<Map<string, bigint>>): DeliveryConsumer {
   return new DeliveryConsumer({
-    consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], deliveryTopic: TOPIC, readRange: async () => [], metrics: deliveryMetrics(new Registry()),
+    consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], deliveryTopic: TOPIC, readRange: async () => [], metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
     logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, ...limits, commitIntervalMs: 20,
     setAside: async () => undefined, ...(groupOffsets ? { groupOffsets } : {}),
   });
@@ -202,7 +202,7 @@ describe('DeliveryConsumer and a schema registry that does not answer', () => {
     const codec = { decodeKnown: () => undefined, decode: lookup } as unknown as AvroCodec;
     const runner = { circuitOpen: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); } } as unknown as TaskRunner;
     const delivery = new DeliveryConsumer({
-      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], deliveryTopic: TOPIC, readRange: async () => [], metrics: deliveryMetrics(new Registry()),
+      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], deliveryTopic: TOPIC, readRange: async () => [], metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
       logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
       setAside: async (_value, _topic, _partition, offset) => { setAside.push(offset); }, groupOffsets: async () => new Map([[`${TOPIC}:0`, 5n]]),
     });
@@ -246,7 +246,7 @@ describe('DeliveryConsumer and stalled offset commits', () => {
     const codec = { decodeKnown: () => ({ name: 'io.switchyard.pipeline.DeliveryTask', value: { taskId: `m${n++}:d1`, destinationId: 'd1', notBefore: null } }) } as unknown as AvroCodec;
     const runner = { circuitOpen: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); } } as unknown as TaskRunner;
     const delivery = new DeliveryConsumer({
-      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], deliveryTopic: TOPIC, readRange: async () => [], metrics: deliveryMetrics(new Registry()),
+      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], deliveryTopic: TOPIC, readRange: async () => [], metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
       logger: createLogger({ service: 'test', level: 'silent' }), clock: () => now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
       setAside: async () => undefined,
     });
@@ -354,7 +354,7 @@ describe('DeliveryConsumer deferred ranges', () => {
     const consumer = new FakeConsumer();
     const read: Array<[number, bigint, bigint]> = [];
     const delivery = new DeliveryConsumer({
-      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, 'tier-1'], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry()),
+      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, 'tier-1'], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
       logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
       setAside: async () => undefined,
       readRange: async (_topic, partition, from, to) => {
@@ -424,7 +424,7 @@ describe('DeliveryConsumer: a range run and its hold on the tier partition', () 
       deferRangeRest: async (topic: string, rest: { fromOffset: number; tasks: number }) => { rests.push([topic, { fromOffset: rest.fromOffset, tasks: rest.tasks }]); },
     } as unknown as TaskRunner;
     const delivery = new DeliveryConsumer({
-      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, TIER], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry()),
+      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, TIER], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
       logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 1, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
       setAside: async () => undefined,
       readRange: async () => ['hung:5', 'ok:6', 'hung:8'].map((v, i) => ({ offset: String([5, 6, 8][i]), key: Buffer.from(`${v.split(':')[0]}:u`), value: Buffer.from(v) })),
@@ -542,7 +542,7 @@ describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest re
     const read: Array<[string, number, bigint, bigint]> = [];
     const setAside: Array<[string, number, string, string]> = [];
     const delivery = new DeliveryConsumer({
-      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, TIER], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry()),
+      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, TIER], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
       logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
       setAside: async (_value, topic, partition, offset, reason) => { setAside.push([topic, partition, offset, reason]); },
       readRange: async (topic, partition, from, to) => {

@@ -1,13 +1,23 @@
-import { Counter, Gauge, Histogram, LATENCY_BUCKETS, type Registry } from '@switchyard/platform/metrics';
+import { Counter, Gauge, Histogram, initialiseCounter, LATENCY_BUCKETS, type Registry } from '@switchyard/platform/metrics';
+import { DEAD_LETTER_REASONS } from './outcome.js';
+
+/** What happens to deferred ranges (label `event` of delivery_deferred_ranges_total). */
+export const DEFERRED_RANGE_EVENTS = ['written', 'deferred_again', 'read', 'rest_written', 'lost'] as const;
+export type DeferredRangeEvent = (typeof DEFERRED_RANGE_EVENTS)[number];
+
+/** What the attempts recorder did with trace records (label `result` of delivery_attempt_records_total). */
+export const ATTEMPT_RECORD_RESULTS = ['written', 'dropped_overflow', 'dropped_send_failed'] as const;
 
 /**
  * The delivery hop's metrics. `destination` labels carry destination ids (tens to hundreds of
- * series, documented); status classes and reasons are small fixed sets.
+ * series, documented); status classes and reasons are small fixed sets. The counters of fixed sets
+ * (dead-letter reasons, retry tiers 1..retryTiers, deferred-range events) start at 0 for every
+ * value, so their series exist before the first failure.
  */
-export function deliveryMetrics(registry: Registry) {
+export function deliveryMetrics(registry: Registry, known: { retryTiers: number }) {
   // Read at each scrape rather than set twice per task.
   let inFlightNow = (): number => 0;
-  return {
+  const metrics = {
     /** Where delivery_in_flight_tasks is read from (the consumer's global slots in use). */
     countInFlight(source: () => number): void { inFlightNow = source; },
     attempts: new Counter({ name: 'delivery_attempts_total', help: 'Webhook requests by destination and outcome class (2xx, 3xx, 4xx, 5xx, timeout, error, skipped)', labelNames: ['destination', 'status_class'], registers: [registry] }),
@@ -24,6 +34,10 @@ export function deliveryMetrics(registry: Registry) {
     registryUnavailable: new Counter({ name: 'delivery_registry_unavailable_total', help: 'Lookups of a writer schema the schema registry did not answer: the record was read again later, not set aside', registers: [registry] }),
     waiting: new Gauge({ name: 'delivery_tier_waiting_partitions', help: 'Retry-tier partitions paused until their head record is due', registers: [registry] }),
   };
+  initialiseCounter(metrics.deadLetters, { reason: DEAD_LETTER_REASONS });
+  initialiseCounter(metrics.retries, { tier: Array.from({ length: known.retryTiers }, (_, i) => i + 1) });
+  initialiseCounter(metrics.deferredRanges, { event: DEFERRED_RANGE_EVENTS });
+  return metrics;
 }
 
 export type DeliveryMetrics = ReturnType<typeof deliveryMetrics>;

@@ -74,7 +74,7 @@ runMain('delivery', async () => {
   const { kafka, producer, codec, topics } = clients;
   const view = await startConfigView(runtime, clients);
 
-  const metrics = deliveryMetrics(runtime.metrics);
+  const metrics = deliveryMetrics(runtime.metrics, { retryTiers: config.SWITCHYARD_RETRY_TIERS.length });
   const client = new WebhookClient({ policy: new AddressPolicy(config.SWITCHYARD_ALLOWED_CIDRS), timeoutMs: config.DELIVERY_TIMEOUT, userAgent: `${config.DELIVERY_USER_AGENT}/1.0` });
   runtime.lifecycle.onShutdown('webhook-client', () => client.close());
   const batcher = new BatchingProducer(producer);

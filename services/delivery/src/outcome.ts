@@ -12,9 +12,11 @@ export type AttemptResult =
 export type AttemptError = 'timeout' | 'connect' | 'reset' | 'tls' | 'blocked_address' | 'dns' | 'invalid_url' | 'other';
 
 /** Why a task went to the dead-letter topic; stored as `reason` in the DeadLetter record. */
-export type DeadLetterReason =
-  | 'permanent_status' | 'redirect' | 'tls' | 'blocked_address' | 'invalid_url' | 'deadline'
-  | 'destination_removed' | 'destination_disabled' | 'dns';
+export const DEAD_LETTER_REASONS = [
+  'permanent_status', 'redirect', 'tls', 'blocked_address', 'invalid_url', 'deadline',
+  'destination_removed', 'destination_disabled', 'dns',
+] as const;
+export type DeadLetterReason = (typeof DEAD_LETTER_REASONS)[number];
 
 export type Outcome =
   | { verdict: 'accepted' }

@@ -12,7 +12,7 @@ import type { RetryPolicy } from '@switchyard/platform/retry-schedule';
 import type { DeferralTrace, FanoutTrace } from '@switchyard/platform/schemas/generated';
 import type { FilterReason, UsageOutcome } from '@switchyard/platform/usage/usage-tally';
 import { decideFanout, fanoutTrace, type EventFacts } from './fanout-decision.js';
-import type { FanoutMetrics } from './fanout-metrics.js';
+import type { FanoutMetrics, UnreadableReason } from './fanout-metrics.js';
 import { HeldRanges } from './held-ranges.js';
 import { taskPartition, type PartitionLayout } from './task-partitions.js';
 
@@ -126,7 +126,7 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
       decoded = await deps.codec.decode(message.value);
     } catch (err) {
       if (err instanceof RegistryUnavailableError) throw err; // the record may be fine: the batch is read again
-      const reason = err instanceof CodecError && err.code === 'CODEC_UNKNOWN_SCHEMA' ? 'unknown_schema' : 'undecodable';
+      const reason: UnreadableReason = err instanceof CodecError && err.code === 'CODEC_UNKNOWN_SCHEMA' ? 'unknown_schema' : 'undecodable';
       invalid.push(invalidRecord(deps, reason, (err as Error).message, message.value, batch.topic, batch.partition, message.offset, now));
       deps.metrics.invalid.inc({ reason });
       continue;

@@ -1,5 +1,5 @@
 import type { Decoded } from '@switchyard/platform/codec/avro-codec';
-import type { RejectReason } from '@switchyard/platform/calls/call-rules';
+import { REJECT_REASONS } from '@switchyard/platform/calls/call-rules';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import type { CompiledFilter } from '@switchyard/platform/filters/destination-filter';
 import type { DeliveryTask, FanoutTrace } from '@switchyard/platform/schemas/generated';
@@ -8,6 +8,13 @@ import { webhookBodyText, type EventRecord } from '@switchyard/platform/tasks/we
 import { splitByFilter } from './destination-filters.js';
 import { directRecordViolation } from './direct-record-rules.js';
 import { webhooksEnabledBy } from './integrations.js';
+
+/** Why an event produced no task (label `reason` of fanout_events_filtered_total). */
+export const FILTER_REASONS = ['no_destination', 'source_unknown', 'source_disabled', 'integrations', 'filter'] as const;
+export type FilterReason = (typeof FILTER_REASONS)[number];
+/** Why a decoded record is invalid: a direct record breaking a call rule, a record not an event, a body that cannot be built. */
+export const INVALID_REASONS = [...REJECT_REASONS, 'unexpected_type', 'unbuildable'] as const;
+export type InvalidReason = (typeof INVALID_REASONS)[number];
 
 /**
  * What fan-out does with one ingest record, decided without I/O: the delivery tasks to write (one
@@ -21,9 +28,9 @@ export type FanoutDecision =
   /** `filteredDestinationIds`: enabled destinations whose event filter kept the call (the others got tasks). */
   | { kind: 'tasks'; event: EventFacts; tasks: Array<{ key: string; task: DeliveryTask }>; filteredDestinationIds: string[]; usage?: DirectUsage }
   /** `destinationIds`: the enabled destinations the event was kept from (integrations, filter), else none. */
-  | { kind: 'filtered'; event: EventFacts; reason: 'no_destination' | 'source_unknown' | 'source_disabled' | 'integrations' | 'filter'; destinationIds: string[]; usage?: DirectUsage }
+  | { kind: 'filtered'; event: EventFacts; reason: FilterReason; destinationIds: string[]; usage?: DirectUsage }
   /** `event`: what is known of a record that decoded as an event (for invalid-events and usage). */
-  | { kind: 'invalid'; reason: RejectReason | 'unexpected_type' | 'unbuildable'; message: string; event?: EventFacts; usage?: DirectUsage };
+  | { kind: 'invalid'; reason: InvalidReason; message: string; event?: EventFacts; usage?: DirectUsage };
 
 /**
  * How a direct record counts in its source's usage, like an HTTP call at ingest: accepted when it

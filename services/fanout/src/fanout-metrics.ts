@@ -1,11 +1,17 @@
-import { Counter, Gauge, Histogram, LATENCY_BUCKETS, type Registry } from '@switchyard/platform/metrics';
+import { Counter, Gauge, Histogram, initialiseCounter, LATENCY_BUCKETS, type Registry } from '@switchyard/platform/metrics';
+import { FILTER_REASONS, INVALID_REASONS } from './fanout-decision.js';
+
+/** Why a record did not decode (reason of fanout_invalid_records_total, beside the decision's). */
+export const UNREADABLE_REASONS = ['unknown_schema', 'undecodable'] as const;
+export type UnreadableReason = (typeof UNREADABLE_REASONS)[number];
 
 /**
  * The fan-out hop's metrics. `destination` labels carry destination ids: one series per
  * configured destination, which stays small (operators count destinations in tens or hundreds).
+ * The counters by reason start at 0 for every reason, so their series exist before the first one.
  */
 export function fanoutMetrics(registry: Registry) {
-  return {
+  const metrics = {
     consumed: new Counter({ name: 'fanout_records_consumed_total', help: 'Ingest records read', registers: [registry] }),
     tasks: new Counter({ name: 'fanout_tasks_produced_total', help: 'Delivery tasks written, by destination', labelNames: ['destination'], registers: [registry] }),
     held: new Counter({ name: 'fanout_tasks_held_total', help: 'Tasks not written because delivery reports their destination refusing: held as ranges in the first retry tier, by destination', labelNames: ['destination'], registers: [registry] }),
@@ -18,6 +24,9 @@ export function fanoutMetrics(registry: Registry) {
     registryUnavailable: new Counter({ name: 'fanout_registry_unavailable_total', help: 'Batches read again later because the schema registry did not answer a lookup of a writer schema', registers: [registry] }),
     lag: new Gauge({ name: 'fanout_consumer_lag', help: 'Records between the last processed offset and the high watermark, by partition', labelNames: ['partition'], registers: [registry] }),
   };
+  initialiseCounter(metrics.filtered, { reason: FILTER_REASONS });
+  initialiseCounter(metrics.invalid, { reason: [...INVALID_REASONS, ...UNREADABLE_REASONS] });
+  return metrics;
 }
 
 export type FanoutMetrics = ReturnType<typeof fanoutMetrics>;

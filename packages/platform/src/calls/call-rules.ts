@@ -12,9 +12,11 @@ export type CallType = (typeof CALL_TYPES)[number];
 /** At most 32 KB per call (the documents' limit), measured on the call as its sender wrote it. */
 export const MAX_MESSAGE_BYTES = 32 * 1024;
 
-export type RejectReason =
-  | 'not_an_object' | 'unknown_type' | 'missing_user_id' | 'missing_event' | 'missing_group_id'
-  | 'missing_previous_id' | 'invalid_field' | 'invalid_timestamp' | 'message_too_large';
+export const REJECT_REASONS = [
+  'not_an_object', 'unknown_type', 'missing_user_id', 'missing_event', 'missing_group_id',
+  'missing_previous_id', 'invalid_field', 'invalid_timestamp', 'message_too_large',
+] as const;
+export type RejectReason = (typeof REJECT_REASONS)[number];
 
 export interface RuleViolation { reason: RejectReason; message: string }
 
