@@ -58,8 +58,9 @@ async function debianBase(log: Log): Promise<void> {
   const root = join(imagesCache(), 'debian-rootfs');
   rmSync(root, { recursive: true, force: true });
   mkdirSync(imagesCache(), { recursive: true });
-  log(`debootstrap --variant=minbase bookworm into ${root} (about a minute)`);
-  await run('debootstrap', ['--variant=minbase', 'bookworm', root, 'http://deb.debian.org/debian']);
+  const mirror = process.env.DEBIAN_MIRROR || 'http://deb.debian.org/debian';
+  log(`debootstrap --variant=minbase bookworm from ${mirror} into ${root} (about a minute)`);
+  await run('debootstrap', ['--variant=minbase', 'bookworm', root, mirror]);
   for (const p of ['var/cache/apt/archives', 'var/lib/apt/lists', 'usr/share/doc', 'usr/share/man', 'usr/share/info', 'usr/share/locale']) {
     rmSync(join(root, p), { recursive: true, force: true });
     mkdirSync(join(root, p), { recursive: true });
@@ -89,7 +90,7 @@ interface ImageRecipe { name: string; needs: (keyof typeof imageNames)[]; make: 
 const recipes: Record<Exclude<keyof typeof imageNames, 'switchyard'>, ImageRecipe> = {
   debian: { name: imageNames.debian, needs: [], make: debianBase },
   node: { name: imageNames.node, needs: ['debian'], make: async (log) => build(imageNames.node, await nodeContext(), log) },
-  jre: { name: imageNames.jre, needs: ['debian'], make: (log) => build(imageNames.jre, context('jre', 'jre.Containerfile', { 'ca-certificates.crt': hostCaBundle }), log) },
+  jre: { name: imageNames.jre, needs: ['debian'], make: (log) => build(imageNames.jre, context('jre', 'jre.Containerfile'), log) },
   curl: { name: imageNames.curl, needs: ['jre'], make: (log) => build(imageNames.curl, context('curl', 'curl.Containerfile'), log) },
   prometheus: { name: imageNames.prometheus, needs: ['debian'], make: (log) => build(imageNames.prometheus, context('prometheus', 'prometheus.Containerfile'), log) },
   kafka: {
