@@ -20,6 +20,7 @@ import { alertQueries, dashboardQueries, seriesCount } from '../tools/podman/das
 import { buildSwitchyard, ensureImages } from '../tools/podman/images.js';
 import { downKube, planKube, playKube, podAddress, renderKube, type KubeObject, type PlayedKube } from '../tools/podman/kube.js';
 import { imageSize, podman } from '../tools/podman/podman.js';
+import { scrape } from './support/metrics.js';
 import { testKafka } from './support/stack.js';
 
 const project = 'switchyard-ci';
@@ -198,16 +199,29 @@ async function traffic(): Promise<void> {
   await webhooks('Orders only', 'http://receiver:8090/orders', { filter: { events: ['Order *'] } });
   await create('/v1/audiences', { sourceId: 'demo', name: 'Pro Users', condition: { trait: 'plan', op: 'eq', value: 'pro' } });
   await create('/v1/computed-traits', { sourceId: 'demo', name: 'Orders Last Hour', definition: { kind: 'event_count', event: 'Order Completed', within: '1h' } });
-  // Fan-out and audiences read configuration changes from a topic: moments, not a restart.
-  await new Promise((r) => setTimeout(r, 5_000));
-  for (let i = 0; i < 4; i++) {
-    const r = await post(`${ingest}/v1/identify`, { type: 'identify', userId: `u-${i}`, traits: { plan: i % 2 ? 'pro' : 'free' } }, basic(writeKey));
-    assert.equal(r.status, 200);
-  }
-  for (let i = 0; i < 30; i++) {
-    const r = await post(`${ingest}/v1/track`, { type: 'track', event: i % 3 ? 'Dashboard Traffic' : 'Order Completed', userId: `u-${i % 4}`, properties: { n: i } }, basic(writeKey));
-    assert.equal(r.status, 200);
-  }
+  const calls = async (n: number) => {
+    for (let i = 0; i < 4; i++) {
+      const r = await post(`${ingest}/v1/identify`, { type: 'identify', userId: `u-${i}`, traits: { plan: i % 2 ? 'pro' : 'free' } }, basic(writeKey));
+      assert.equal(r.status, 200);
+    }
+    for (let i = 0; i < n; i++) {
+      const r = await post(`${ingest}/v1/track`, { type: 'track', event: i % 3 ? 'Dashboard Traffic' : 'Order Completed', userId: `u-${i % 4}`, properties: { n: i } }, basic(writeKey));
+      assert.equal(r.status, 200);
+    }
+  };
+  // Each effect is waited for on the service's own /metrics (published ports), sending more calls
+  // while it has not shown: configuration reaches fan-out and audiences through a topic, and fan-out
+  // holds a destination's tasks only once delivery has reported its breaker open.
+  const shows = (what: string, url: string, name: string) => until(what, 90_000, async () => {
+    if ((await scrape(url))(name) > 0) return true;
+    await calls(5);
+    return undefined;
+  });
+  await calls(30);
+  await shows('the unreachable destination\'s breaker open', 'http://127.0.0.1:8083', 'delivery_breaker_open');
+  await shows('fan-out holding its tasks', 'http://127.0.0.1:8082', 'fanout_tasks_held_total');
+  await shows('an audience membership change', 'http://127.0.0.1:8084', 'audiences_membership_changes_total');
+  await shows('a computed trait change', 'http://127.0.0.1:8084', 'audiences_computed_trait_changes_total');
   const bad = await post(`${ingest}/v1/track`, { type: 'track', event: 'No user' }, basic(writeKey));
   assert.equal(bad.status, 400);
   await produceNotACall();
