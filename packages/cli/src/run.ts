@@ -2,7 +2,7 @@
 // tests (and embedders) can drive it without a process of its own.
 import { CommanderError } from 'commander';
 import { AdminApiError, AdminConnectionError } from './admin-client.js';
-import { buildProgram, CommandExit } from './commands.js';
+import { buildProgram, CommandExit } from './commands/index.js';
 
 export interface RunIo {
   env?: NodeJS.ProcessEnv;
