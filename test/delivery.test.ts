@@ -373,10 +373,14 @@ describe('delivery: deferred ranges (tasks of a destination that does not answer
       const read = await deferredRanges(delivery, 'read');
       console.log(`# deferred ranges: ${expected.size} tasks of a destination down then back, ${written} ranges written, ${read} read back, ${receiver.count()} requests to it`);
       assert.ok(read > 0, 'ranges were read back from the delivery topic');
-      // The trace names every deferred message once per range, not once per task.
+      // The trace names every deferred message once per range, not once per task. On a starved
+      // machine the healthy neighbour's 300 ms timeouts can open its circuit for a moment too, so
+      // only the down destination's deferrals are held to its messages.
       const deferrals = traces.values<TraceRecords>(topics.deliveryAttempts).flatMap((r) => r.deferrals);
-      const traced = deferrals.flatMap((d) => d.messageIds);
-      assert.ok(deferrals.length > 0 && deferrals.every((d) => d.destinationId === destination.id && ['circuit_open', 'overloaded'].includes(d.error)));
+      const ofDown = deferrals.filter((d) => d.destinationId === destination.id);
+      const traced = ofDown.flatMap((d) => d.messageIds);
+      assert.ok(ofDown.length > 0, 'the down destination\'s deferrals are traced');
+      assert.ok(deferrals.every((d) => [destination.id, other.id].includes(d.destinationId) && ['circuit_open', 'overloaded'].includes(d.error)), `deferrals name a destination of the test and a circuit reason: ${JSON.stringify(deferrals.map((d) => [d.destinationId, d.error]))}`);
       assert.ok(traced.length > 0 && traced.every((id) => expected.has(id)), 'deferred messages are traced');
     } finally {
       await traces.stop();
