@@ -11,7 +11,7 @@ import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
 import { beforeRejoining } from '@switchyard/platform/kafka/kafkajs-rejoin-hook';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { kafkajsPartitionSource } from '@switchyard/platform/kafka/kafkajs-partition-source';
-import { committedOffsets } from '@switchyard/platform/kafka/partition-transactions';
+import { committedOffsets } from '@switchyard/platform/exactly-once/partition-transactions';
 import { readPartitionRange } from '@switchyard/platform/kafka/partition-range';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { connectPipeline, startConfigView } from '@switchyard/platform/pipeline';

@@ -9,7 +9,7 @@ import { validateRetryPolicy } from '@switchyard/platform/retry-schedule';
 import { partitionCounts } from '@switchyard/platform/kafka/admin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
-import { GroupOffsetCommitter } from '@switchyard/platform/kafka/group-offset-committer';
+import { GroupOffsetCommitter } from '@switchyard/platform/exactly-once/group-offset-committer';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { connectPipeline, startConfigView, startPartitionTransactions } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';

@@ -1,5 +1,5 @@
 import type { AvroCodec } from '../codec/avro-codec.js';
-import type { FetchedPartition } from './groupless-reader.js';
+import type { FetchedPartition } from '../kafka/groupless-reader.js';
 import type { TransactionRecord } from './transaction.js';
 
 /** The reads a PositionLog makes of its topic: read_committed, straight from each partition's leader. */
