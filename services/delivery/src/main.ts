@@ -8,7 +8,7 @@ import { unreadableRecord } from '@switchyard/platform/codec/invalid-event';
 import { DestinationStates, followDestinationStates } from '@switchyard/platform/holds/destination-states';
 import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
-import { beforeRejoining } from '@switchyard/platform/kafka/kafkajs-rejoin-hook';
+import { beforeRejoining } from '@switchyard/platform/kafkajs/index';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { kafkajsPartitionSource } from '@switchyard/platform/kafka/kafkajs-partition-source';
 import { committedOffsets } from '@switchyard/platform/exactly-once/partition-transactions';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
-import './kafkajs-fixes.js';
-import { beforeRejoining } from './kafkajs-rejoin-hook.js';
+import './index.js';
+import { beforeRejoining } from './heartbeat.js';
 
 const require = createRequire(import.meta.url);
 const { prototype } = require('kafkajs/src/consumer/consumerGroup.js') as { prototype: { heartbeat(this: unknown, options: { interval: number }): Promise<void> } };

@@ -8,7 +8,7 @@
 // kafkajs-record-batch.test.ts compares them. kafka/kafkajs-fixes.ts puts `encodeRecord` in place of
 // kafkajs's recordBatch/record/v0 module and `recordBatchModule` in place of recordBatch/v0.
 import { createRequire } from 'node:module';
-import { crc32c } from './kafkajs-crc32c.js';
+import { crc32c } from './crc32c.js';
 
 const require = createRequire(import.meta.url);
 const Encoder = require('kafkajs/src/protocol/encoder.js') as { prototype: object; new (): KafkajsEncoder };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
-import './kafkajs-fixes.js';
+import './index.js';
 
 const require = createRequire(import.meta.url);
 const { prototype } = require('kafkajs/src/consumer/consumerGroup.js') as { prototype: { recoverFromFetch(this: unknown, e: Error): Promise<void>; heartbeat(this: unknown, options: { interval: number }): Promise<void> } };

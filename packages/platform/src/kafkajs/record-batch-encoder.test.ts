@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { encodeRecord, recordBatch, type RecordBatchFields, type RecordFields } from './kafkajs-record-batch.js';
+import { encodeRecord, recordBatch, type RecordBatchFields, type RecordFields } from './record-batch-encoder.js';
 
 // Not importing kafka/kafkajs-fixes.js: these requires get kafkajs's own modules.
 const require = createRequire(import.meta.url);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
-import './kafkajs-fixes.js';
-import { CONCURRENT_TRANSACTIONS_MESSAGE, retryConcurrentTransactions } from './kafkajs-coordinators.js';
+import './index.js';
+import { CONCURRENT_TRANSACTIONS_MESSAGE, retryConcurrentTransactions } from './coordinator-cache.js';
 
 const require = createRequire(import.meta.url);
 type Broker = { nodeId: number; [request: string]: unknown };
