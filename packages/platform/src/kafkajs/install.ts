@@ -4,11 +4,11 @@
 // (kafka/client.ts and best-effort-writer.ts do, first): it throws if it comes too late.
 import { createRequire, Module } from 'node:module';
 import { withoutAbortedRecords } from './aborted-transactions-filter.js';
-import { installBrokerLossRecovery } from './fetch-broker-loss.js';
+import { installFetchBrokerLoss } from './fetch-broker-loss.js';
 import { installCoordinatorCache } from './coordinator-cache.js';
 import { crc32c } from './crc32c.js';
 import { encodeRecord, recordBatchModule } from './record-batch-encoder.js';
-import { installRejoinHook } from './heartbeat.js';
+import { installHeartbeat } from './heartbeat.js';
 import { createSendMessages } from './send-messages.js';
 
 const require = createRequire(import.meta.url);
@@ -32,6 +32,6 @@ replaceKafkajsModule('kafkajs/src/protocol/recordBatch/crc32C/index.js', crc32c)
 replaceKafkajsModule('kafkajs/src/protocol/recordBatch/record/v0/index.js', encodeRecord);
 replaceKafkajsModule('kafkajs/src/protocol/recordBatch/v0/index.js', recordBatchModule);
 // After the replacements: loading consumerGroup.js loads modules of kafkajs's own.
-installBrokerLossRecovery();
-installRejoinHook();
+installFetchBrokerLoss();
+installHeartbeat();
 installCoordinatorCache();
