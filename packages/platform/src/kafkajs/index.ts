@@ -9,8 +9,11 @@
 //   crc32c.ts                        the batch checksum, a byte at a time
 //   record-batch-encoder.ts          record batches encoded with a buffer per field and three copies
 //   fetch-broker-loss.ts             a fetch from a lost broker crashed the whole consumer
-//   heartbeat.ts                     no hook before rejoining a rebalance
-//   coordinator-cache.ts             coordinator lookups, CONCURRENT_TRANSACTIONS, offset commits
+//   heartbeat.ts                     the one ConsumerGroup.heartbeat wrapper: a lost coordinator
+//                                    crashed the consumer; no hook before rejoining a rebalance
+//   coordinator-cache.ts             a FindCoordinator round trip before every coordinator request
+//   concurrent-transactions-retry.ts CONCURRENT_TRANSACTIONS waited out the client's whole retry time
+//   offset-manager-coordinator.ts    offset commits stayed with the coordinator the group joined with
 //
 // install.ts is imported before kafkajs on purpose: ES modules run their imports in the order they
 // are written, and a correction put into Node's module cache after kafkajs loaded comes too late.
@@ -25,4 +28,4 @@ export type {
 // What Switchyard's own code uses of the corrections.
 export { withoutAbortedRecords } from './aborted-transactions-filter.js';
 export { beforeRejoining } from './heartbeat.js';
-export { CONCURRENT_TRANSACTIONS_MESSAGE } from './coordinator-cache.js';
+export { CONCURRENT_TRANSACTIONS_MESSAGE } from './concurrent-transactions-retry.js';
