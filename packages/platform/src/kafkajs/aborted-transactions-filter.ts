@@ -1,14 +1,22 @@
-// kafkajs 2.2.4 (the last release) returns records of aborted transactions to read_committed
-// consumers when the broker lists the aborted transactions of a fetch in another order than their
-// first offsets. Its filter (src/consumer/filterAbortedMessages.js) compares each record only with
-// the head of the list, so a transaction that began before the head's is never recognised: found by
-// the fan-out pause test (issue 17), where a paused instance's open transaction, aborted ten seconds
-// later by the partition's new owner, sat in the log before another producer's shorter aborted
-// transaction; DumpLogSegments showed the ABORT marker, and both delivery and the test's reader
-// still read the records. The broker orders the list by where each transaction ended, not began.
+// Correction to kafkajs 2.2.4: read_committed consumers no longer get records of aborted
+// transactions.
 //
-// The corrected filter below takes aborted transactions in order of first offset, as the Java
-// consumer's priority queue does. kafka/kafkajs-fixes.ts puts it in place of kafkajs's module.
+// Defect: kafkajs's filter (src/consumer/filterAbortedMessages.js) compares each fetched record
+// only with the head of the fetch's list of aborted transactions, so a transaction that began
+// before the head's is never recognised. The broker orders that list by where each transaction
+// ended, not where it began. No upstream issue or pull request found.
+// Before: records of an aborted transaction were handed to the consumer whenever the broker listed
+// it behind one that began later. Found by the fan-out pause test (test/fanout.test.ts): a paused
+// instance's open transaction, aborted ten seconds later by the partition's new owner, sat in the
+// log before another producer's shorter aborted transaction; DumpLogSegments showed the ABORT
+// marker, and both delivery and the test's reader still read the records.
+// After: aborted transactions are taken in order of first offset, as the Java consumer's priority
+// queue does; a producer's records count again after its abort marker.
+// Reproduced by: aborted-transactions-filter.test.ts ("kafkajs batches drop every record of an
+// aborted transaction, whatever order the broker lists them in"); end to end by the SIGSTOP case
+// of test/fanout.test.ts.
+// Installed by install.ts: replaces kafkajs/src/consumer/filterAbortedMessages.js in Node's module
+// cache. kafka/kafkajs-partition-source.ts uses the same filter for its own fetches.
 
 interface FetchedMessage {
   offset: string;
