@@ -30,7 +30,7 @@ export function createKafka({ brokers, clientId, logger, overrides }: KafkaSetti
     logLevel: logLevel.WARN,
     logCreator: () => ({ namespace, level, log: entry }: LogEntry) => {
       const { message, ...rest } = entry;
-      // Refused while the previous transaction completes, and retried at once (kafkajs/coordinator-cache.ts).
+      // Refused while the previous transaction completes, and retried at once (kafkajs/concurrent-transactions-retry.ts).
       const routine = rest.error === CONCURRENT_TRANSACTIONS_MESSAGE;
       log[routine ? 'debug' : levelNames[level] ?? 'info']({ namespace, ...rest }, message);
     },
