@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { topicNames } from '@switchyard/platform/kafka/topics';
 // Before the example, which loads kafkajs itself: the platform's Kafka client must load kafkajs
-// first, with its corrected aborted-record filter (kafka/kafkajs-fixes.ts).
+// first, with its corrected aborted-record filter (kafkajs/index.ts).
 import { testStack, uniquePrefix } from './support/stack.js';
 import { pipelineEnv, setupTopics } from './support/services.js';
 import { TopicReader } from './support/topic-reader.js';

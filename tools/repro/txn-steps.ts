@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { createConsumer, createKafka, createProducer, type Producer } from '@switchyard/platform/kafka/client';
 import { createLogger } from '@switchyard/platform/logger';
-import { commitInTransaction, type ConsumedPosition, type TransactionRecord } from '@switchyard/platform/kafka/transaction';
+import { commitInTransaction, type ConsumedPosition, type TransactionRecord } from '@switchyard/platform/exactly-once/transaction';
 
 const { values } = parseArgs({ options: {
   brokers: { type: 'string', default: '127.0.0.1:9092' }, count: { type: 'string', default: '400' },

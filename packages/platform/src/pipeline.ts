@@ -2,10 +2,10 @@ import { AvroCodec, type AvroSchemaName } from './codec/avro-codec.js';
 import { ConfigView } from './config-view/config-view.js';
 import { createKafka, createProducer, type Kafka, type Producer } from './kafka/client.js';
 import { connectClient } from './kafka/connect.js';
-import type { GroupOffsetCommitter } from './kafka/group-offset-committer.js';
+import type { GroupOffsetCommitter } from './exactly-once/group-offset-committer.js';
 import { kafkajsPartitionSource } from './kafka/kafkajs-partition-source.js';
-import { committedOffsetReader, PartitionTransactions, partitionTransactionalId, type PartitionTransactionsOptions } from './kafka/partition-transactions.js';
-import { PositionLog } from './kafka/position-log.js';
+import { committedOffsetReader, PartitionTransactions, partitionTransactionalId, type PartitionTransactionsOptions } from './exactly-once/partition-transactions.js';
+import { PositionLog } from './exactly-once/position-log.js';
 import { topicNames, type TopicNames } from './kafka/topics.js';
 import type { ServiceRuntime } from './runtime.js';
 

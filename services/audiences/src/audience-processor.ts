@@ -4,7 +4,7 @@ import { RegistryUnavailableError } from '@switchyard/platform/errors';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import type { Consumer } from '@switchyard/platform/kafka/client';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
-import { uncommittedRecords, type PartitionLease, type PartitionTransactions } from '@switchyard/platform/kafka/partition-transactions';
+import { uncommittedRecords, type PartitionLease, type PartitionTransactions } from '@switchyard/platform/exactly-once/partition-transactions';
 import { originHeaders } from '@switchyard/platform/kafka/record-origin';
 import type { Logger } from '@switchyard/platform/logger';
 import type { AudienceUserState, Identify } from '@switchyard/platform/schemas/generated';

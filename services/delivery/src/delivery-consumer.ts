@@ -413,7 +413,7 @@ export class DeliveryConsumer {
 
   /**
    * The group is rebalancing and this member is about to rejoin (kafkajs has no "partitions
-   * revoked" callback; kafka/kafkajs-rejoin-hook.ts calls this first): it sends nothing new, lets
+   * revoked" callback; kafkajs/heartbeat.ts calls this first): it sends nothing new, lets
    * in-flight tasks finish for a moment, and commits what finished while the old generation's
    * commits are still accepted. A partition that moves to another member is then read from past
    * the tasks this one delivered, instead of from its last commit before the rebalance.

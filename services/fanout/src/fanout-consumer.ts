@@ -5,7 +5,7 @@ import { CodecError, RegistryUnavailableError } from '@switchyard/platform/error
 import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
 import { writtenBySwitchyard } from '@switchyard/platform/kafka/record-origin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
-import { uncommittedRecords, type PartitionLease, type PartitionTransactions } from '@switchyard/platform/kafka/partition-transactions';
+import { uncommittedRecords, type PartitionLease, type PartitionTransactions } from '@switchyard/platform/exactly-once/partition-transactions';
 import type { Logger } from '@switchyard/platform/logger';
 import type { DestinationStates } from '@switchyard/platform/holds/destination-states';
 import type { RetryPolicy } from '@switchyard/platform/retry-schedule';

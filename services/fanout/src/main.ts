@@ -1,15 +1,14 @@
 // The fan-out service: reads the ingest topic and writes one delivery task per (event, enabled
 // webhooks destination), exactly once, through Kafka transactions.
 // Composition root: the only place that reads the environment and wires I/O.
-import type { Kafka } from 'kafkajs';
 import { z } from 'zod';
 import { loadConfig, commonEnv, env, retryEnv } from '@switchyard/platform/config';
 import { DestinationStates, followDestinationStates } from '@switchyard/platform/holds/destination-states';
 import { validateRetryPolicy } from '@switchyard/platform/retry-schedule';
 import { partitionCounts } from '@switchyard/platform/kafka/admin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
-import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
-import { GroupOffsetCommitter } from '@switchyard/platform/kafka/group-offset-committer';
+import { createConsumer, STAGE_FETCH, type Kafka } from '@switchyard/platform/kafka/client';
+import { GroupOffsetCommitter } from '@switchyard/platform/exactly-once/group-offset-committer';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { connectPipeline, startConfigView, startPartitionTransactions } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';

@@ -6,7 +6,7 @@ import { compileFilter, parseDestinationFilter, type CompiledFilter } from '@swi
 import { createConsumer, createProducer, type Consumer, type Kafka, type Producer } from '@switchyard/platform/kafka/client';
 import { writtenBySwitchyard } from '@switchyard/platform/kafka/record-origin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
-import { commitInTransaction, type TransactionRecord } from '@switchyard/platform/kafka/transaction';
+import { commitInTransaction, type TransactionRecord } from '@switchyard/platform/exactly-once/transaction';
 import type { Logger } from '@switchyard/platform/logger';
 import type { Replay, ReplayProgress } from '@switchyard/platform/schemas/generated';
 import { decideFanout, type ReplayTarget } from './fanout-decision.js';

@@ -1,4 +1,4 @@
-import type { Admin } from 'kafkajs';
+import type { Admin } from '../kafkajs/index.js';
 import type { Logger } from '../logger.js';
 import { withRetries } from '../retry.js';
 import { replicationConfigs, type TopicDeclaration } from './topics.js';

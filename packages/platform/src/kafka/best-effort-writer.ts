@@ -1,5 +1,4 @@
-import './kafkajs-fixes.js';
-import type { Kafka, Message, Producer } from 'kafkajs';
+import type { Kafka, Message, Producer } from '../kafkajs/index.js';
 import { JavaCompatiblePartitioner } from './partitioner.js';
 import type { Logger } from '../logger.js';
 

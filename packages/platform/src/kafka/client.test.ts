@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Consumer, ConsumerRunConfig, Kafka } from 'kafkajs';
+import type { Consumer, ConsumerRunConfig, Kafka } from '../kafkajs/index.js';
 import { createConsumer } from './client.js';
 
 /** A kafkajs consumer stand-in: records calls; crash() emits CRASH as kafkajs does after disconnecting itself. */

@@ -1,11 +1,9 @@
-import './kafkajs-fixes.js';
-import { Kafka, logLevel, type Producer, type Admin, type Consumer, type ConsumerConfig, type ConsumerRunConfig, type EachBatchPayload, type KafkaConfig, type LogEntry } from 'kafkajs';
+import { CONCURRENT_TRANSACTIONS_MESSAGE, Kafka, logLevel, type Producer, type Admin, type Consumer, type ConsumerConfig, type ConsumerRunConfig, type EachBatchPayload, type KafkaConfig, type LogEntry } from '../kafkajs/index.js';
 import { JavaCompatiblePartitioner } from './partitioner.js';
 import type { Logger } from '../logger.js';
-import { CONCURRENT_TRANSACTIONS_MESSAGE } from './kafkajs-coordinators.js';
 import { stableRoundRobin } from './stable-round-robin.js';
 
-// Every kafkajs import of the code base lives under kafka/, so the client can be swapped later.
+// kafkajs comes in, corrected, through kafkajs/index.ts alone, so the client can be swapped later.
 export type { Producer, Admin, Consumer, Kafka, EachBatchPayload };
 
 export interface KafkaSettings {
@@ -32,7 +30,7 @@ export function createKafka({ brokers, clientId, logger, overrides }: KafkaSetti
     logLevel: logLevel.WARN,
     logCreator: () => ({ namespace, level, log: entry }: LogEntry) => {
       const { message, ...rest } = entry;
-      // Refused while the previous transaction completes, and retried at once (kafkajs-coordinators.ts).
+      // Refused while the previous transaction completes, and retried at once (kafkajs/concurrent-transactions-retry.ts).
       const routine = rest.error === CONCURRENT_TRANSACTIONS_MESSAGE;
       log[routine ? 'debug' : levelNames[level] ?? 'info']({ namespace, ...rest }, message);
     },

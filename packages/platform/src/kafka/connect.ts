@@ -1,4 +1,4 @@
-import type { Admin, Consumer, Producer } from 'kafkajs';
+import type { Admin, Consumer, Producer } from '../kafkajs/index.js';
 import type { Lifecycle } from '../lifecycle.js';
 
 /**

@@ -1,37 +1,4 @@
-// Corrections to kafkajs 2.2.4 (its last release), each put into Node's module cache under the file
-// name of the kafkajs module it replaces, before kafkajs is first loaded, so kafkajs's own relative
-// `require` gets the correction. Import this module before anything that loads kafkajs
-// (kafka/client.ts and best-effort-writer.ts do, first): it throws if it comes too late.
-import { createRequire, Module } from 'node:module';
-import { withoutAbortedRecords } from './kafkajs-aborted-filter.js';
-import { installBrokerLossRecovery } from './kafkajs-broker-loss.js';
-import { installCoordinatorCache } from './kafkajs-coordinators.js';
-import { crc32c } from './kafkajs-crc32c.js';
-import { encodeRecord, recordBatchModule } from './kafkajs-record-batch.js';
-import { installRejoinHook } from './kafkajs-rejoin-hook.js';
-import { createSendMessages } from './kafkajs-send-messages.js';
-
-const require = createRequire(import.meta.url);
-
-function replaceKafkajsModule(request: string, exports: unknown): void {
-  const path = require.resolve(request);
-  const cached = require.cache[path];
-  if (cached?.exports === exports) return;
-  // Too late once kafkajs's own module ran: the modules that required it hold on to it.
-  if (cached?.loaded) throw new Error(`kafkajs was loaded before ${request} was replaced: import kafka/kafkajs-fixes.js first`);
-  const module = new Module(path);
-  module.filename = path;
-  module.loaded = true;
-  module.exports = exports;
-  require.cache[path] = module;
-}
-
-replaceKafkajsModule('kafkajs/src/consumer/filterAbortedMessages.js', withoutAbortedRecords);
-replaceKafkajsModule('kafkajs/src/producer/sendMessages.js', createSendMessages);
-replaceKafkajsModule('kafkajs/src/protocol/recordBatch/crc32C/index.js', crc32c);
-replaceKafkajsModule('kafkajs/src/protocol/recordBatch/record/v0/index.js', encodeRecord);
-replaceKafkajsModule('kafkajs/src/protocol/recordBatch/v0/index.js', recordBatchModule);
-// After the replacements: loading consumerGroup.js loads modules of kafkajs's own.
-installBrokerLossRecovery();
-installRejoinHook();
-installCoordinatorCache();
+// The former entry point of the kafkajs corrections, kept for the benchmark harness (tools/bench
+// imports it before it imports kafkajs itself). Everything else imports kafkajs/index.ts, which
+// installs every correction; this module only loads it.
+import '../kafkajs/index.js';

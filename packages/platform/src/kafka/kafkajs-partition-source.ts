@@ -4,10 +4,10 @@
 // log go where the service configured them), fetching from each partition's leader with the
 // Fetch request kafkajs's consumer sends (read_committed, aborted and control records left out).
 import { setTimeout as sleep } from 'node:timers/promises';
-import { withoutAbortedRecords } from './kafkajs-aborted-filter.js';
+import { withoutAbortedRecords } from '../kafkajs/index.js';
 import { OffsetOutOfRangeError, type FetchedPartition, type FetchedRecord, type PartitionSource } from './groupless-reader.js';
 import type { Kafka } from './client.js';
-import type { PositionSource } from './position-log.js';
+import type { PositionSource } from '../exactly-once/position-log.js';
 
 const READ_COMMITTED = 1;
 /** How long close() waits for calls in progress before it disconnects anyway. */

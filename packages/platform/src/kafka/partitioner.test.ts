@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { Partitioners, type PartitionerArgs } from 'kafkajs';
+import { Partitioners, type PartitionerArgs } from '../kafkajs/index.js';
 import { JavaCompatiblePartitioner, murmur2 } from './partitioner.js';
 
 const args = (key: Buffer | string | null, partitions: number, leaders: number[] = []): PartitionerArgs => ({

@@ -1,4 +1,4 @@
-import type { ICustomPartitioner, PartitionerArgs } from 'kafkajs';
+import type { ICustomPartitioner, PartitionerArgs } from '../kafkajs/index.js';
 
 const SEED = 0x9747b28c;
 const M = 0x5bd1e995;

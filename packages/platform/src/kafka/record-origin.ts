@@ -1,4 +1,4 @@
-import type { IHeaders } from 'kafkajs';
+import type { IHeaders } from '../kafkajs/index.js';
 
 /**
  * Which Switchyard service wrote a record to the ingest topic, as a Kafka record header. Ingest

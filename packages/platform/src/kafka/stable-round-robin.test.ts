@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AssignerProtocol, type Cluster } from 'kafkajs';
+import { AssignerProtocol, type Cluster } from '../kafkajs/index.js';
 import { stableRoundRobin } from './stable-round-robin.js';
 
 /** A cluster whose metadata lists each topic's partitions in the given order. */

@@ -6,7 +6,7 @@
 // kill: all three delivery members' partitions reshuffled, 809 tasks re-sent). This one deals them
 // out in a fixed order (topics by name, partitions by number), so the same members always get the
 // same partitions, and a member that keeps its partitions sends nothing twice.
-import { AssignerProtocol, type PartitionAssigner } from 'kafkajs';
+import { AssignerProtocol, type PartitionAssigner } from '../kafkajs/index.js';
 
 export const stableRoundRobin: PartitionAssigner = ({ cluster }) => ({
   // The name and metadata of kafkajs's RoundRobinAssigner: members running either one form one

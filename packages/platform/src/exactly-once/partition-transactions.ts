@@ -1,4 +1,4 @@
-import type { Admin, Producer } from 'kafkajs';
+import type { Admin, Producer } from '../kafkajs/index.js';
 import type { Logger } from '../logger.js';
 import type { GroupOffsetCommitter } from './group-offset-committer.js';
 import type { PositionLog } from './position-log.js';

@@ -1,6 +1,13 @@
-// kafkajs checksums every record batch it produces with CRC-32C computed a byte at a time (one
-// table lookup per byte). The same checksum eight bytes at a time ("slicing-by-8"), about 3.5 times as
-// fast; kafka/kafkajs-fixes.ts puts it in place of kafkajs's module.
+// Correction to kafkajs 2.2.4: the CRC-32C of every produced record batch, eight bytes at a time.
+//
+// Defect (cost, not correctness): kafkajs (src/protocol/recordBatch/crc32C/index.js) computes the
+// checksum a byte at a time, one table lookup per byte. No upstream issue or pull request found.
+// Before: the same checksum, about 3.5 times slower.
+// After: "slicing-by-8", eight bytes per step, the same value for every input.
+// Reproduced by: crc32c.test.ts ("equals kafkajs's own byte-at-a-time checksum for every length
+// 0-2 000 and for offsets into a larger buffer"); measured in BENCHMARKS.md.
+// Installed by install.ts: replaces kafkajs/src/protocol/recordBatch/crc32C/index.js in Node's
+// module cache.
 
 const POLYNOMIAL = 0x82f63b78; // Castagnoli, reflected
 

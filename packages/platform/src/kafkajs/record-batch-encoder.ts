@@ -1,14 +1,22 @@
-// How kafkajs encodes the record batches it produces, rewritten to allocate once. kafkajs gives every
-// record a fresh Encoder (a zero-filled 512-byte buffer, reallocated and copied for a record as large
-// as a delivery task), a Buffer of its own to each varint (Buffer.from of a byte array), BigInt-backed
-// 64-bit arithmetic to the timestamp delta and an Encoder to each header; the batch then copies every
-// record into an Encoder that doubles as it grows, and copies the whole twice more. About 9 µs a
-// record for a task-sized one; here each record is written once at its exact size and the batch is
-// one buffer of its exact size, about 3 µs (BENCHMARKS.md, session 15). The bytes are kafkajs's own:
-// kafkajs-record-batch.test.ts compares them. kafka/kafkajs-fixes.ts puts `encodeRecord` in place of
-// kafkajs's recordBatch/record/v0 module and `recordBatchModule` in place of recordBatch/v0.
+// Correction to kafkajs 2.2.4: produced records and record batches written once, at their exact size.
+//
+// Defect (cost, not correctness): kafkajs (src/protocol/recordBatch/record/v0 and
+// recordBatch/v0) gives every record a fresh Encoder (a zero-filled 512-byte buffer, reallocated
+// and copied for a record as large as a delivery task), a Buffer of its own to each varint
+// (Buffer.from of a byte array), BigInt-backed 64-bit arithmetic to the timestamp delta and an
+// Encoder to each header; the batch then copies every record into an Encoder that doubles as it
+// grows, and copies the whole twice more. Related upstream report:
+// https://github.com/tulios/kafkajs/issues/383 ("Large batches take exponentially longer to
+// encode").
+// Before: about 9 µs a task-sized record.
+// After: each record written once at its exact size and the batch one buffer of its exact size,
+// about 3 µs (BENCHMARKS.md); the bytes are kafkajs's own.
+// Reproduced by: record-batch-encoder.test.ts, which compares the bytes with kafkajs's own encoders
+// and decodes them with kafkajs's decoder.
+// Installed by install.ts: `encodeRecord` replaces kafkajs/src/protocol/recordBatch/record/v0/index.js
+// and `recordBatchModule` replaces kafkajs/src/protocol/recordBatch/v0/index.js in Node's module cache.
 import { createRequire } from 'node:module';
-import { crc32c } from './kafkajs-crc32c.js';
+import { crc32c } from './crc32c.js';
 
 const require = createRequire(import.meta.url);
 const Encoder = require('kafkajs/src/protocol/encoder.js') as { prototype: object; new (): KafkajsEncoder };

@@ -1,5 +1,5 @@
 import type { AvroCodec } from '../codec/avro-codec.js';
-import type { FetchedPartition } from './groupless-reader.js';
+import type { FetchedPartition } from '../kafka/groupless-reader.js';
 import type { TransactionRecord } from './transaction.js';
 
 /** The reads a PositionLog makes of its topic: read_committed, straight from each partition's leader. */
@@ -26,7 +26,7 @@ const FIRST_WINDOW = 8n;
 /**
  * An exactly-once stage's consumed positions as records of its own transactions, instead of the
  * consumer group's transactional offset commit: a transaction then needs no AddOffsetsToTxn and
- * TxnOffsetCommit, two of its five round trips (BENCHMARKS.md, session 20). Partition N of the
+ * TxnOffsetCommit, two of its five round trips (BENCHMARKS.md). Partition N of the
  * topic holds input partition N's positions and is written only under that partition's
  * transactional id, so once the id is fenced in (PartitionTransactions) no transaction of it is open
  * and the last committed record there is where the previous owner stopped.

@@ -1,4 +1,4 @@
-import type { Message, Producer } from 'kafkajs';
+import type { Message, Producer } from '../kafkajs/index.js';
 
 export interface TransactionRecord {
   topic: string;

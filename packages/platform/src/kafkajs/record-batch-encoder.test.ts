@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { encodeRecord, recordBatch, type RecordBatchFields, type RecordFields } from './kafkajs-record-batch.js';
+import { encodeRecord, recordBatch, type RecordBatchFields, type RecordFields } from './record-batch-encoder.js';
 
-// Not importing kafka/kafkajs-fixes.js: these requires get kafkajs's own modules.
+// Not importing ./index.js: these requires get kafkajs's own modules, uncorrected.
 const require = createRequire(import.meta.url);
 type Encoded = { buffer: Buffer };
 const theirRecord = require('kafkajs/src/protocol/recordBatch/record/v0/index.js') as (fields: RecordFields) => Encoded;

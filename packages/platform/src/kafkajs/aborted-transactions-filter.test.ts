@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
-import { withoutAbortedRecords } from './kafkajs-aborted-filter.js';
-import './kafkajs-fixes.js';
+import { withoutAbortedRecords } from './aborted-transactions-filter.js';
+import './index.js';
 
 type Batch = { messages: Array<{ offset: string }> };
 const require = createRequire(import.meta.url);

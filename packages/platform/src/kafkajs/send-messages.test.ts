@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createSendMessages, groupMessagesPerPartition } from './kafkajs-send-messages.js';
+import { createSendMessages, groupMessagesPerPartition } from './send-messages.js';
 
 const require = createRequire(import.meta.url);
 const createRetry = require('kafkajs/src/retry') as (options: object) => Parameters<typeof createSendMessages>[0]['retrier'];

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { Producer } from 'kafkajs';
+import type { Producer } from '../kafkajs/index.js';
 import { createLogger } from '../logger.js';
 import { PartitionTransactions, partitionTransactionalId, uncommittedRecords, type PartitionLease } from './partition-transactions.js';
 

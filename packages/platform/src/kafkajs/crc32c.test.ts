@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
-import { crc32c } from './kafkajs-crc32c.js';
+import { crc32c } from './crc32c.js';
 
 const require = createRequire(import.meta.url);
 

@@ -1,7 +1,7 @@
-// kafkajs 2.2.4 (the last release) loses and duplicates records when one send spans partitions led
-// by different brokers (found by test/faults-cluster.test.ts; RELIABILITY.md has the evidence, and
-// tools/repro/kafkajs-multibroker-transactions.ts reproduces the duplicates). Its
-// src/producer/sendMessages.js makes one produce request per leader broker and
+// Correction to kafkajs 2.2.4: a send over partitions led by several brokers writes each record
+// once, and every record it acknowledges.
+//
+// Defect: kafkajs's src/producer/sendMessages.js makes one produce request per leader broker and
 //  - awaits them with Promise.all, so a retry starts while other requests are still in flight and
 //    sends those brokers their records again with sequence numbers already advanced: the broker
 //    takes them as new records (duplicates, even with no fault: CONCURRENT_TRANSACTIONS from
@@ -9,12 +9,25 @@
 //  - remembers which *brokers* answered, not which partitions were written, so a retry after a
 //    leader moved skips a partition whose new leader had answered for others, and the send
 //    resolves without it ever being written (acknowledged and lost);
-//  - skips a partition missing from the metadata instead of waiting for it.
-// The replacement below keeps kafkajs's request shape, locks and sequence handling, and changes
-// those three things: a failed attempt settles every request before the retry, the written set is
-// per topic-partition, and a partition without a known leader fails the attempt (metadata refresh,
-// retry). Messages are assigned to partitions once, so a retry never moves a written record.
-// kafka/kafkajs-fixes.ts puts it in place of kafkajs's module before kafkajs loads.
+//  - skips a partition missing from the metadata instead of waiting for it;
+//  - after a send that gave up with a produce request failed, hands the sequence numbers it took
+//    back, so the next send reuses them and the broker takes it for a retry of a batch it may have
+//    written (acknowledged, never written) or refuses it as out of order;
+//  - groups a send's messages by partition in quadratic time (groupMessagesPerPartition).
+// No upstream issue or pull request found for these (https://github.com/tulios/kafkajs/issues/22,
+// closed in 2017, asked to retry only what failed).
+// Before: records lost and duplicated on a cluster of several brokers (test/faults-cluster.test.ts;
+// RELIABILITY.md has the evidence, tools/repro/kafkajs-multibroker-transactions.ts reproduces the
+// duplicates).
+// After: kafkajs's request shape, locks and sequence handling are kept; a failed attempt settles
+// every request before the retry, the written set is per topic-partition, a partition without a
+// known leader fails the attempt (metadata refresh, retry), messages are assigned to partitions
+// once (a retry never moves a written record), an idempotent producer whose send gave up takes a
+// new producer id first (as the Java producer does), and grouping is linear.
+// Reproduced by: send-messages.test.ts (one case per defect above); in a cluster by
+// test/faults-cluster.test.ts.
+// Installed by install.ts: replaces kafkajs/src/producer/sendMessages.js in Node's module cache
+// before kafkajs loads.
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
