@@ -3,9 +3,8 @@
 // ingest) with one kafkajs send per request (acks=all), answering 200 once Kafka acknowledged.
 // No validation, no Avro, no framework. Run as its own process, like the ingest service.
 // Env: KAFKA_BROKERS, BARE_TOPIC, BARE_WRITE_KEY; prints `listening <port>` when ready.
-import '@switchyard/platform/kafka/kafkajs-fixes';
 import { createServer } from 'node:http';
-import { Kafka, logLevel, Partitioners } from 'kafkajs';
+import { Kafka, logLevel, Partitioners } from '@switchyard/platform/kafkajs/index';
 
 const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const topic = process.env.BARE_TOPIC!;

@@ -10,7 +10,7 @@
 // watcher's fetch), → delivery's first request (delivery's fetch and dispatch; negative when the
 // busy bench process reads later than delivery does).
 import { randomUUID } from 'node:crypto';
-import type { Consumer } from 'kafkajs';
+import type { Consumer } from '@switchyard/platform/kafkajs/index';
 import { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { quantile } from './load.js';
 import { rawKafka, type StackRef } from './pipeline.js';

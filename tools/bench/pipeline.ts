@@ -2,12 +2,11 @@
 // started fresh), one topic prefix per pipeline (setup), sources and destinations written to the
 // config topic, the services spawned from source through tsx exactly as `npm start` and the tests
 // run them, delivery tasks written straight to the delivery topic, and RSS read from /proc.
-import '@switchyard/platform/kafka/kafkajs-fixes';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AssignerProtocol, Kafka, logLevel, Partitioners, type Admin, type Producer } from 'kafkajs';
+import { AssignerProtocol, Kafka, logLevel, Partitioners, type Admin, type Producer } from '@switchyard/platform/kafkajs/index';
 import { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { configKey, type Destination, type Source } from '@switchyard/platform/config-view/config-state';
 import { topicNames } from '@switchyard/platform/kafka/topics';

@@ -14,9 +14,6 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..
 const ALLOWED: ReadonlyArray<readonly [string, string]> = [
   ['packages/platform/src/kafkajs/', 'the corrections and the entry point that re-exports kafkajs'],
   ['examples/', 'examples written for users, who import kafkajs as an application would'],
-  // Still imports kafkajs directly (after kafka/kafkajs-fixes.ts, which loads kafkajs/index.ts);
-  // importing from kafkajs/index.ts instead removes this entry.
-  ['tools/bench/', 'the benchmark harness'],
 ];
 
 const SOURCE_FILE = /\.[cm]?[jt]s$/;
