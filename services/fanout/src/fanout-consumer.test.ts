@@ -61,7 +61,7 @@ const ingest = (offset: number, event: Track, { direct = false } = {}): InputRec
 type Usage = { sourceId: string; outcome: UsageOutcome; reason?: UsageReason };
 
 /** One fan-out instance over `broker`: the consumer joined to ingest partitions 0 and 1 unless told otherwise. */
-async function fanoutOver(broker: FakeTransactionBroker, { partitions = [0, 1], holds }: { partitions?: number[]; holds?: DestinationStates } = {}) {
+async function fanoutOver(broker: FakeTransactionBroker, { partitions = [0, 1], holds, recordTrace = true }: { partitions?: number[]; holds?: DestinationStates; recordTrace?: boolean } = {}) {
   const consumer = new FakeConsumer(topics.ingest);
   const metrics = fanoutMetrics(new Registry());
   const usage: Usage[] = [];
@@ -75,7 +75,7 @@ async function fanoutOver(broker: FakeTransactionBroker, { partitions = [0, 1], 
     },
   });
   await runFanout({
-    consumer: consumer.asConsumer, transactions, codec, config: configuration(), topics, metrics, logger, clock: () => NOW, recordTrace: true, layout: LAYOUT,
+    consumer: consumer.asConsumer, transactions, codec, config: configuration(), topics, metrics, logger, clock: () => NOW, recordTrace, layout: LAYOUT,
     countUsage: (sourceId, _receivedAt, outcome, n, reason) => { for (let i = 0; i < n; i++) usage.push({ sourceId, outcome, ...(reason ? { reason } : {}) }); },
     ...(holds ? { holds: { states: holds, policy: { tiersMs: [TIER_MS], deadlineMs: 3_600_000 } } } : {}),
   });
@@ -167,6 +167,12 @@ describe('runFanout: one ingest batch, one transaction', () => {
     assert.deepEqual(usage, [{ sourceId: 'src', outcome: 'filtered', reason: 'integrations' }], 'integrations count in usage; an unknown or disabled source counts nowhere');
     assert.deepEqual(await positions(broker, 0), [4]);
   });
+  it('with traces off, the transaction holds the tasks and the position only', async () => {
+    const broker = new FakeTransactionBroker();
+    const { consumer } = await fanoutOver(broker, { recordTrace: false });
+    await consumer.deliver(0, [ingest(0, track())]);
+    assert.deepEqual(broker.committed[0]!.records.map((r) => r.topic).sort(), [topics.delivery, topics.delivery, topics.fanoutPositions]);
+  });
 });
 
 describe('runFanout: records that cannot be fanned out go to invalid-events, in the batch\'s transaction', () => {
@@ -246,6 +252,23 @@ describe('runFanout: a transaction that fails', () => {
     assert.deepEqual(await positions(broker, 0), [2, 4]);
   });
 
+  it('partitions run side by side, each in its own transaction: one failing leaves the other committed, and a partition keeps its producer from batch to batch', async () => {
+    const broker = new FakeTransactionBroker();
+    const { consumer } = await fanoutOver(broker);
+    broker.failNextCommit(new Error('not the leader'), `${PREFIX}fanout-p0`);
+    const [zero, one] = await Promise.allSettled([
+      consumer.deliver(0, [ingest(0, track({ messageId: 'm-p0' }))]),
+      consumer.deliver(1, [ingest(0, track({ messageId: 'm-p1' }))]),
+    ]);
+    assert.equal(zero.status, 'rejected');
+    assert.equal(one.status, 'fulfilled');
+    await consumer.deliver(1, [ingest(1, track({ messageId: 'm-p1-next' }))]);
+    assert.deepEqual(broker.committed.map((t) => t.id), [`${PREFIX}fanout-p1`, `${PREFIX}fanout-p1`]);
+    assert.deepEqual(await positions(broker, 1), [1, 2]);
+    assert.deepEqual(await positions(broker, 0), []);
+    assert.equal(broker.producers.get(`${PREFIX}fanout-p1`), 1);
+  });
+
   it('a batch fetched for a partition since assigned elsewhere, or stale, is left alone', async () => {
     const broker = new FakeTransactionBroker();
     const { consumer } = await fanoutOver(broker);
@@ -309,13 +332,13 @@ describe('runFanout: a schema registry that does not answer', () => {
     }
     assert.deepEqual(broker.committed, [], 'not even the record before it');
     assert.deepEqual(consumer.seeks, [{ topic: topics.ingest, partition: 1, offset: '20' }]);
-    assert.deepEqual(consumer.paused, [[{ topic: topics.ingest, partitions: [1] }]]);
+    assert.deepEqual(consumer.pauses, [[{ topic: topics.ingest, partitions: [1] }]]);
     assert.equal(await count(metrics.registryUnavailable), 1);
     assert.equal(await count(metrics.invalid, { reason: 'unknown_schema' }), 0, 'not set aside');
     t.mock.timers.tick(999);
-    assert.deepEqual(consumer.resumed, []);
+    assert.deepEqual(consumer.resumes, []);
     t.mock.timers.tick(1);
-    assert.deepEqual(consumer.resumed, [[{ topic: topics.ingest, partitions: [1] }]]);
+    assert.deepEqual(consumer.resumes, [[{ topic: topics.ingest, partitions: [1] }]]);
     await consumer.deliver(1, batch);
     const tasks = await decoded(broker.records(topics.delivery), 'io.switchyard.pipeline.DeliveryTask');
     assert.deepEqual(tasks.map((t) => t.taskId), ['m-20:dst-a', 'm-20:dst-b', 'm-1:dst-a', 'm-1:dst-b']);

@@ -16,8 +16,8 @@ type TopicPartition = { topic: string; partition: number; offset: string };
 export class FakeConsumer {
   readonly events = { GROUP_JOIN: 'consumer.group_join' } as const;
   readonly seeks: TopicPartition[] = [];
-  readonly paused: unknown[] = [];
-  readonly resumed: unknown[] = [];
+  readonly pauses: unknown[] = [];
+  readonly resumes: unknown[] = [];
   private eachBatch: ((payload: EachBatchPayload) => Promise<void>) | undefined;
   private readonly listeners = new Map<string, (event: { payload: Record<string, unknown> }) => void>();
 
@@ -30,8 +30,8 @@ export class FakeConsumer {
   on(event: string, listener: (event: { payload: Record<string, unknown> }) => void): void { this.listeners.set(event, listener); }
   async run({ eachBatch }: { eachBatch: (payload: EachBatchPayload) => Promise<void> }): Promise<void> { this.eachBatch = eachBatch; }
   seek(to: TopicPartition): void { this.seeks.push(to); }
-  pause(partitions: unknown): void { this.paused.push(partitions); }
-  resume(partitions: unknown): void { this.resumed.push(partitions); }
+  pause(partitions: unknown): void { this.pauses.push(partitions); }
+  resume(partitions: unknown): void { this.resumes.push(partitions); }
 
   /** The group assigns this member `partitions` of the topic. */
   join(partitions: number[]): void {
