@@ -167,6 +167,7 @@ describe('runFanout: one ingest batch, one transaction', () => {
     assert.deepEqual(usage, [{ sourceId: 'src', outcome: 'filtered', reason: 'integrations' }], 'integrations count in usage; an unknown or disabled source counts nowhere');
     assert.deepEqual(await positions(broker, 0), [4]);
   });
+
   it('with traces off, the transaction holds the tasks and the position only', async () => {
     const broker = new FakeTransactionBroker();
     const { consumer } = await fanoutOver(broker, { recordTrace: false });
@@ -316,8 +317,8 @@ describe('runFanout: destinations delivery reports refusing', () => {
 });
 
 describe('runFanout: a schema registry that does not answer', () => {
-  it('the batch writes nothing and is read again from its first record a second later; then it is fanned out', async (t) => {
-    t.mock.timers.enable({ apis: ['setTimeout'] });
+  it('the batch writes nothing and is read again from its first record a second later; then it is fanned out', async (ctx) => {
+    ctx.mock.timers.enable({ apis: ['setTimeout'] });
     const broker = new FakeTransactionBroker();
     const { consumer, metrics } = await fanoutOver(broker);
     // A writer schema the codec has not seen yet (a newer producer's, say): it must ask the registry.
@@ -335,9 +336,9 @@ describe('runFanout: a schema registry that does not answer', () => {
     assert.deepEqual(consumer.pauses, [[{ topic: topics.ingest, partitions: [1] }]]);
     assert.equal(await count(metrics.registryUnavailable), 1);
     assert.equal(await count(metrics.invalid, { reason: 'unknown_schema' }), 0, 'not set aside');
-    t.mock.timers.tick(999);
+    ctx.mock.timers.tick(999);
     assert.deepEqual(consumer.resumes, []);
-    t.mock.timers.tick(1);
+    ctx.mock.timers.tick(1);
     assert.deepEqual(consumer.resumes, [[{ topic: topics.ingest, partitions: [1] }]]);
     await consumer.deliver(1, batch);
     const tasks = await decoded(broker.records(topics.delivery), 'io.switchyard.pipeline.DeliveryTask');
