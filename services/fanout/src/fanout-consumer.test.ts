@@ -7,8 +7,8 @@ import type { AvroRecordTypes, AvroSchemaName } from '@switchyard/platform/codec
 import { frame } from '@switchyard/platform/codec/wire-format';
 import { ConfigState } from '@switchyard/platform/config-view/config-state';
 import { DestinationStates, REFUSING_FRESH_MS } from '@switchyard/platform/holds/destination-states';
-import { PartitionTransactions, partitionTransactionalId } from '@switchyard/platform/kafka/partition-transactions';
-import { PositionLog } from '@switchyard/platform/kafka/position-log';
+import { PartitionTransactions, partitionTransactionalId } from '@switchyard/platform/exactly-once/partition-transactions';
+import { PositionLog } from '@switchyard/platform/exactly-once/position-log';
 import { originHeaders } from '@switchyard/platform/kafka/record-origin';
 import { topicNames } from '@switchyard/platform/kafka/topics';
 import { createLogger } from '@switchyard/platform/logger';

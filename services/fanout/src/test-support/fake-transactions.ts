@@ -1,5 +1,5 @@
-import type { PartitionTransactionsOptions } from '@switchyard/platform/kafka/partition-transactions';
-import type { PositionSource } from '@switchyard/platform/kafka/position-log';
+import type { PartitionTransactionsOptions } from '@switchyard/platform/exactly-once/partition-transactions';
+import type { PositionSource } from '@switchyard/platform/exactly-once/position-log';
 
 type Producer = ReturnType<PartitionTransactionsOptions['createProducer']>;
 
