@@ -3,7 +3,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
-import { batchOf, deferred, deliveryOver, FakeConsumer, TOPIC } from './test-support/fake-consumer.js';
+import type { EachBatchPayload } from '@switchyard/platform/kafka/client';
+import { GroupAssignment } from './assignment.js';
+import { PartitionOffsets } from './offset-tracker.js';
+import { asConsumer, batchOf, deferred, deliveryOver, FakeConsumer, silentLogger, TOPIC } from './test-support/fake-consumer.js';
 import type { TaskRunner } from './task-runner.js';
 
 function setup(groupOffsets: () => Promise<Map<string, bigint>>, answer: () => Promise<void> = async () => undefined) {
@@ -130,5 +133,102 @@ describe('DeliveryConsumer: an attempt that fails across a freeze', () => {
     await sleep(60);
     assert.deepEqual(followUps, [true]);
     assert.ok(committed(consumer).includes('6'));
+  });
+});
+
+describe('GroupAssignment', () => {
+  /** Membership over the fake consumer; partition 0 has read 5 to 7, 5 and 7 finished. */
+  function membership(groupOffsets?: () => Promise<Map<string, bigint>>) {
+    const consumer = new FakeConsumer();
+    const offsets = new PartitionOffsets();
+    const clock = { now: 1_000_000 };
+    const group = new GroupAssignment({ consumer: asConsumer(consumer), offsets, logger: silentLogger(), clock: () => clock.now, ...(groupOffsets ? { groupOffsets } : {}), stopping: () => false });
+    const read = () => {
+      const tracker = offsets.tracker(TOPIC, 0);
+      for (const offset of ['5', '6', '7']) tracker.track(offset);
+      tracker.complete('5');
+      tracker.complete('7');
+    };
+    return { consumer, offsets, clock, group, read };
+  }
+  const batch = (offsets: string[]) => ({ topic: TOPIC, partition: 0, messages: offsets.map((offset) => ({ offset, value: Buffer.from('x') })) }) as unknown as EachBatchPayload['batch'];
+
+  it('a member that stayed goes on past the last record it read; one that rejoined under a new id starts at its oldest unfinished record', () => {
+    const { consumer, offsets, group, read } = membership();
+    group.assign('member-1', { [TOPIC]: [0] });
+    read();
+    group.assign('member-1', { [TOPIC]: [0, 1] });
+    assert.deepEqual(consumer.seeks, [{ topic: TOPIC, partition: 0, offset: '8' }]);
+    assert.equal(offsets.tracker(TOPIC, 0).inFlight(), 1, 'what it has in flight still counts');
+    group.assign('member-2', { [TOPIC]: [0] });
+    assert.deepEqual(consumer.seeks.at(-1), { topic: TOPIC, partition: 0, offset: '6' });
+    assert.equal(offsets.tracker(TOPIC, 0).inFlight(), 0, 'tracking starts over');
+  });
+
+  it('a partition is held without a break while the member keeps it under the same id', () => {
+    const { group } = membership();
+    const first = group.assign('member-1', { [TOPIC]: [0, 1] });
+    assert.deepEqual([...first], [`${TOPIC}:0`, `${TOPIC}:1`]);
+    const since = group.heldSinceOf(`${TOPIC}:0`);
+    group.assign('member-1', { [TOPIC]: [0] });
+    assert.equal(group.stillHeld(`${TOPIC}:0`, since), true);
+    assert.equal(group.heldSinceOf(`${TOPIC}:1`), undefined);
+    group.assign('member-1', { [TOPIC]: [0, 1] });
+    assert.equal(group.heldSinceOf(`${TOPIC}:1`), 3, 'given back: held since the third assignment');
+    group.assign('member-2', { [TOPIC]: [0] });
+    assert.equal(group.stillHeld(`${TOPIC}:0`, since), false, 'rejoined: another member may have read it between');
+    assert.equal(group.generation, 4);
+  });
+
+  it("a first batch below the group's offset skips what the group finished; above it, without a position of its own, it is read from the group's offset", async () => {
+    const { consumer, group } = membership(async () => new Map([[`${TOPIC}:0`, 6n]]));
+    group.assign('member-1', { [TOPIC]: [0] });
+    assert.deepEqual((await group.aboveGroupFloor(batch(['4', '5', '6', '7']))).map((m) => m.offset), ['6', '7']);
+    assert.deepEqual((await group.aboveGroupFloor(batch(['4']))).map((m) => m.offset), ['4'], 'the first batch only');
+    group.assign('member-2', { [TOPIC]: [0] });
+    assert.deepEqual(await group.aboveGroupFloor(batch(['9'])), []);
+    assert.deepEqual(consumer.seeks, [{ topic: TOPIC, partition: 0, offset: '6' }]);
+  });
+
+  it("a position of its own above the group's offset is kept", async () => {
+    const { consumer, group, read } = membership(async () => new Map([[`${TOPIC}:0`, 5n]]));
+    group.assign('member-1', { [TOPIC]: [0] });
+    read();
+    group.assign('member-2', { [TOPIC]: [0] }); // sought to 6, its oldest unfinished record
+    assert.deepEqual((await group.aboveGroupFloor(batch(['6', '7']))).map((m) => m.offset), ['6', '7']);
+    assert.deepEqual(consumer.seeks, [{ topic: TOPIC, partition: 0, offset: '6' }]);
+  });
+
+  it('membership is confirmed by joining and by heartbeats, dated by when they were sent', () => {
+    const { consumer, clock, group } = membership();
+    group.listenForHeartbeats();
+    assert.equal(group.membershipUnconfirmed(clock.now), true, 'never joined');
+    group.assign('member-1', { [TOPIC]: [0] });
+    assert.equal(group.membershipUnconfirmed(clock.now + 2999), false);
+    clock.now += 14_000;
+    consumer.emit(consumer.events.REQUEST, { apiName: 'Heartbeat', sentAt: clock.now - 10_000 });
+    consumer.emit(consumer.events.HEARTBEAT, {});
+    assert.equal(group.membershipUnconfirmed(clock.now), true, 'sent before the freeze');
+    consumer.emit(consumer.events.REQUEST, { apiName: 'Heartbeat', sentAt: clock.now });
+    consumer.emit(consumer.events.HEARTBEAT, {});
+    assert.equal(group.membershipUnconfirmed(clock.now), false);
+  });
+
+  it('a follow-up waits for membership to be confirmed, and is refused once the partition was not held without a break', async () => {
+    const { clock, group } = membership();
+    group.assign('member-1', { [TOPIC]: [0] });
+    const since = group.heldSinceOf(`${TOPIC}:0`);
+    assert.equal(await group.mayFollowUp(`${TOPIC}:0`, since), true);
+    clock.now += 5000;
+    const waiting = group.mayFollowUp(`${TOPIC}:0`, since);
+    let answered: boolean | undefined;
+    void waiting.then((may) => { answered = may; });
+    await sleep(50);
+    assert.equal(answered, undefined, 'membership unconfirmed: it waits');
+    group.assign('member-2', { [TOPIC]: [0] });
+    assert.equal(await waiting, false);
+    assert.equal(group.handingOver, false);
+    group.beginHandOver();
+    assert.equal(group.handingOver, true);
   });
 });

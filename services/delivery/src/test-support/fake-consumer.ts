@@ -26,10 +26,13 @@ export class FakeConsumer {
     this.listeners.get(this.events.GROUP_JOIN)!({ payload: { memberId, memberAssignment } });
   }
   seek(seek: { topic: string; partition: number; offset: string }): void { this.seeks.push(seek); }
-  pause(): void {}
+  readonly pauses: unknown[] = [];
+  pause(partitions: unknown): void { this.pauses.push(partitions); }
   readonly resumed: unknown[] = [];
   resume(partitions: unknown): void { this.resumed.push(partitions); }
-  paused(): [] { return []; }
+  /** What paused() answers: the partitions a test says kafkajs has paused. */
+  pausedNow: Array<{ topic: string; partitions: number[] }> = [];
+  paused(): Array<{ topic: string; partitions: number[] }> { return this.pausedNow; }
   readonly commits: Array<Array<{ topic: string; partition: number; offset: string }>> = [];
   async commitOffsets(offsets: Array<{ topic: string; partition: number; offset: string }>): Promise<void> { this.commits.push(offsets); }
   async stop(): Promise<void> {}
