@@ -7,7 +7,16 @@ import { Registry } from '@switchyard/platform/metrics';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { DeliveryConsumer } from './delivery-consumer.js';
 import { deliveryMetrics } from './delivery-metrics.js';
-import { deliveryOver, FakeConsumer, TOPIC } from './test-support/fake-consumer.js';
+import { GroupAssignment } from './assignment.js';
+import { CommitScheduler } from './commit-scheduler.js';
+import type { PendingRange } from './deferred-ranges.js';
+import { PartitionOffsets } from './offset-tracker.js';
+import { PauseControl } from './pause-control.js';
+import { RangeReplay } from './range-replay.js';
+import { RangeTasks } from './range-tasks.js';
+import { StallDetector } from './stall-detector.js';
+import { TaskSlots } from './task-slots.js';
+import { asConsumer, deliveryOver, FakeConsumer, silentLogger, testMetrics, TOPIC } from './test-support/fake-consumer.js';
 import type { TaskRunner } from './task-runner.js';
 
 /**
@@ -179,5 +188,77 @@ describe('DeliveryConsumer: a range run and its hold on the tier partition', () 
     assert.deepEqual(sent, ['m5:hung']);
     assert.deepEqual(rests, [[TIER, { fromOffset: 8, tasks: 1 }]]);
     assert.equal(committedRange(consumer), true);
+  });
+});
+
+describe('RangeReplay', () => {
+  /** RangeReplay wired to the pieces DeliveryConsumer gives it, over the fake consumer; two deferral slots. */
+  function replayOver(runner: TaskRunner) {
+    const consumer = new FakeConsumer();
+    const logger = silentLogger();
+    const metrics = testMetrics();
+    const offsets = new PartitionOffsets();
+    const stopping = () => false;
+    const slots = new TaskSlots({ maxInFlight: 2, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, stopping });
+    const stalls = new StallDetector();
+    const pauses = new PauseControl({ consumer: asConsumer(consumer), metrics, clock: Date.now, stalls, perDestination: slots.perDestination, maxWaitingPerDestination: 10, stopping });
+    const commits = new CommitScheduler({ consumer: asConsumer(consumer), offsets, commitIntervalMs: 0, logger, clock: Date.now, stopping });
+    const group = new GroupAssignment({ consumer: asConsumer(consumer), offsets, logger, clock: Date.now, stopping });
+    group.assign('member-1', { [TOPIC]: [0, 1], 'tier-1': [0] });
+    const rangeTasks = new RangeTasks({ codec: rangeCodec, logger, setAside: async () => undefined, registryUnavailable: () => undefined, stopping });
+    const runInSlots = async (task: DeliveryTask) => { await runner.run(task); slots.finished(); return true; };
+    const replay = new RangeReplay({ runner, readRange: async () => [], metrics, logger, clock: Date.now, slots, pauses, commits, group, stalls, rangeTasks, runInSlots, stopping });
+    const tracker = offsets.tracker(TOPIC, 0);
+    for (const offset of ['5', '6']) tracker.track(offset);
+    /** What handleBatch does before it hands a deferral over. */
+    const admit = () => { assert.ok(slots.deferrals.tryAcquire()); slots.taskStarted(); };
+    return { consumer, slots, pauses, replay, tracker, admit };
+  }
+  const task = { taskId: 'm5:hung', destinationId: 'hung' } as unknown as DeliveryTask;
+  const settle = () => new Promise((r) => setTimeout(r, 10));
+
+  it('a deferred task finishes its offset once written; partitions waiting for deferral slots are read again once half are free', async () => {
+    const { consumer, slots, pauses, replay, tracker, admit } = replayOver({ defer: async () => undefined } as unknown as TaskRunner);
+    admit();
+    admit();
+    pauses.waitForDeferrals(TOPIC, 1, '3');
+    await replay.deferTask(task, 'circuit_open', tracker, '5');
+    await settle();
+    assert.deepEqual(consumer.resumed, [[{ topic: TOPIC, partitions: [1] }]]);
+    assert.deepEqual(consumer.commits, [[{ topic: TOPIC, partition: 0, offset: '6' }]]);
+    assert.deepEqual([slots.deferrals.active, slots.unfinished], [1, 1]);
+  });
+
+  it('a deferral that failed leaves its offset unfinished, and gives its slot back', async () => {
+    const { consumer, slots, replay, tracker, admit } = replayOver({ defer: async () => { throw new Error('shutting down'); } } as unknown as TaskRunner);
+    admit();
+    await replay.deferTask(task, 'overloaded', tracker, '5');
+    await settle();
+    assert.deepEqual(consumer.commits, []);
+    assert.deepEqual([slots.deferrals.active, slots.unfinished], [0, 0]);
+  });
+
+  it("a range's tasks' offsets finish once its record is in Kafka, not before", async () => {
+    let written!: () => void;
+    const { consumer, slots, replay, tracker } = replayOver({ deferRange: () => new Promise<void>((r) => { written = r; }) } as unknown as TaskRunner);
+    replay.writeRange({ destinationId: 'hung', tasks: [task, task], offsets: ['5', '6'] } as unknown as PendingRange, tracker);
+    await settle();
+    assert.deepEqual([consumer.commits, slots.unfinished], [[], 1]);
+    written();
+    await settle();
+    assert.deepEqual([consumer.commits, slots.unfinished], [[[{ topic: TOPIC, partition: 0, offset: '7' }]], 0]);
+  });
+
+  it('a range that fell due while its destination refuses is deferred again unread, and its tier offset finishes', async () => {
+    const again: string[] = [];
+    const { slots, replay, admit } = replayOver({ destinationRefuses: () => true, deferRangeAgain: async (_r: unknown, reason: string) => { again.push(reason); return true; } } as unknown as TaskRunner);
+    const tierTracker = new PartitionOffsets().tracker('tier-1', 0);
+    tierTracker.track('40');
+    admit();
+    const range = { destinationId: 'hung', topic: TOPIC, partition: 0, fromOffset: 5, toOffset: 8, tasks: 2, attempt: 1, firstAttemptAt: 1, deadline: Date.now() + 60_000, notBefore: null, lastError: 'circuit_open', heldOffsets: null };
+    await replay.releaseRange(range, 'tier-1', 0, tierTracker, '40');
+    assert.deepEqual(again, ['circuit_open']);
+    assert.equal(tierTracker.committable(), '41');
+    assert.deepEqual([slots.deferrals.active, slots.unfinished], [0, 0]);
   });
 });

@@ -8,7 +8,8 @@ import { Registry } from '@switchyard/platform/metrics';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { DeliveryConsumer } from './delivery-consumer.js';
 import { deliveryMetrics } from './delivery-metrics.js';
-import { FakeConsumer, TOPIC } from './test-support/fake-consumer.js';
+import { RangeTasks } from './range-tasks.js';
+import { FakeConsumer, silentLogger, TOPIC } from './test-support/fake-consumer.js';
 import type { TaskRunner } from './task-runner.js';
 
 describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest records)', () => {
@@ -101,5 +102,40 @@ describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest re
     assert.equal(lookups, 2, 'looked up again after the registry did not answer');
     await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(consumer.commits.at(-1), [{ topic: TIER, partition: 0, offset: '41' }]);
+  });
+});
+
+describe('RangeTasks', () => {
+  /** A range of dest `hung` over offsets 5–9 of the delivery topic, counting `tasks`. */
+  const range = (tasks: number) => ({ destinationId: 'hung', topic: TOPIC, partition: 0, fromOffset: 5, toOffset: 9, tasks, attempt: 1, firstAttemptAt: 1, deadline: 0, notBefore: null, lastError: 'circuit_open', heldOffsets: null });
+  /** Records `dest:n:key` (a task of dest, keyed `key:u`), `tier:n` (a retried task of hung) or `bad`. */
+  function reader() {
+    const decoded: string[] = [];
+    const codec = {
+      decodeKnown: (value: Buffer) => {
+        decoded.push(value.toString());
+        const [destinationId, n] = value.toString().split(':');
+        if (destinationId === 'bad') throw new Error('unknown schema id 99');
+        if (destinationId === 'tier') return { name: 'io.switchyard.pipeline.DeliveryTask', value: { taskId: `m${n}:hung`, destinationId: 'hung', attempt: 2, firstAttemptAt: 1, pendingUrls: null, notBefore: null } };
+        return { name: 'io.switchyard.pipeline.DeliveryTask', value: { taskId: `m${n}:${destinationId}`, destinationId, attempt: 0, firstAttemptAt: null, pendingUrls: null, notBefore: null } };
+      },
+    } as unknown as AvroCodec;
+    const tasks = new RangeTasks({ codec, logger: silentLogger(), setAside: async () => undefined, registryUnavailable: () => undefined, stopping: () => false });
+    return { tasks, decoded };
+  }
+  const records = (values: string[]) => values.map((v, i) => ({ offset: String(5 + i), key: Buffer.from(`${v.split(':')[2] ?? v.split(':')[0]}:u`), value: Buffer.from(v) }));
+
+  it("the range's destination's never-attempted tasks only, other destinations' records not decoded", async () => {
+    const { tasks, decoded } = reader();
+    const found = await tasks.tasksOfRange(records(['hung:5', 'ok:6', 'tier:7:hung', 'bad:8:hung', 'hung:9']), range(2));
+    assert.deepEqual(found.map(({ offset, task }) => [offset, task.taskId]), [['5', 'm5:hung'], ['9', 'm9:hung']]);
+    assert.deepEqual(decoded, ['hung:5', 'tier:7:hung', 'bad:8:hung', 'hung:9']);
+  });
+
+  it('fewer tasks by key than the range counted: every record is decoded', async () => {
+    const { tasks, decoded } = reader();
+    const found = await tasks.tasksOfRange(records(['hung:5:other', 'ok:6']), range(1));
+    assert.deepEqual(found.map(({ task }) => task.taskId), ['m5:hung']);
+    assert.deepEqual(decoded, ['hung:5:other', 'ok:6']);
   });
 });
