@@ -33,7 +33,7 @@ export class GroupAssignment {
   private lastHeartbeatOk = 0;
   /** This instance's member id in its group at the last assignment. */
   private memberId: string | undefined;
-  /** Assignments so far: a batch fetched under an earlier one is left unsent (handleBatch). */
+  /** Assignments so far: a batch fetched under an earlier one is left unsent (DeliveryConsumer.handleBatch). */
   private assignments = 0;
   /** The group is rebalancing (handOver ran): nothing new is sent until the next assignment. */
   private rebalancing = false;

@@ -261,7 +261,8 @@ export class DeliveryConsumer {
     } finally {
       // Written however the batch is left: their offsets are tracked, like a deferral under way.
       if (ranges?.size) for (const r of ranges.drain()) this.replay.writeRange(r, tracker);
-      // Not into a new assignment: kafkajs's positions then belong to it (and onAssignment set them).
+      // Not into a new assignment: kafkajs's positions then belong to it (and onAssignment set them,
+      // through GroupAssignment.assign).
       if (resolved !== undefined && this.group.generation === assignment) resolveOffset(resolved);
     }
   }
