@@ -89,7 +89,7 @@ describe('CommitScheduler', () => {
     commits.requestCommit();
     await settle();
     assert.equal(consumer.commits.length, 1, 'within the interval: waits');
-    await new Promise((r) => setTimeout(r, 80));
+    await new Promise((r) => setTimeout(r, 150));
     assert.deepEqual(consumer.commits.at(-1), [{ topic: TOPIC, partition: 0, offset: '7' }]);
     assert.equal(consumer.commits.length, 2, 'two requests, one commit');
   });

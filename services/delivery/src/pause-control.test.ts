@@ -104,7 +104,7 @@ describe('PauseControl', () => {
     const { consumer, stalls, control } = pauses();
     stalls.started('hung', Date.now());
     control.waitForDestination('hung', TOPIC, 0, '5');
-    await new Promise((r) => setTimeout(r, 260)); // the 150 ms floor, 50 more, and the I/O after it
+    await new Promise((r) => setTimeout(r, 400)); // the 150 ms floor, 50 more, and the I/O after it
     assert.deepEqual(consumer.resumed, [p(0)]);
     assert.equal(stalls.confirmedStalled('hung'), true);
   });
