@@ -73,6 +73,11 @@ export interface DeliveryConsumerOptions {
  * what was in flight or finished since the last commit (at-least-once). stop() stops fetching but
  * stays in the group while in-flight tasks finish, commits, and only then leaves: a graceful
  * shutdown re-delivers nothing.
+ *
+ * The batch loop and dispatch are here; the rest is wired in from pieces of their own:
+ * commit-scheduler.ts (when offsets are committed), pause-control.ts (which partitions wait, and
+ * until when), assignment.ts (membership and where partitions start after a rebalance),
+ * range-replay.ts (deferred tasks and ranges) and task-slots.ts (the slots tasks hold).
  */
 export class DeliveryConsumer {
   private readonly offsets = new PartitionOffsets();
@@ -83,6 +88,7 @@ export class DeliveryConsumer {
   private readonly stalls = new StallDetector();
   /** Partitions paused until a record is due, a destination drains, or deferral slots free up. */
   private readonly pauses: PauseControl;
+  /** When offsets are committed, and whether commits have stalled. */
   private readonly commits: CommitScheduler;
   /** Membership, the partitions held and since when, and where each starts after a rebalance. */
   private readonly group: GroupAssignment;
