@@ -1,0 +1,206 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from '@switchyard/platform/logger';
+import type { FetchedRecord } from '@switchyard/platform/kafka/groupless-reader';
+import type { DeferredRange, DeliveryTask } from '@switchyard/platform/schemas/generated';
+import type { GroupAssignment } from './assignment.js';
+import type { CommitScheduler } from './commit-scheduler.js';
+import { restOfRange, resumedFromRange, type DeferReason, type PendingRange } from './deferred-ranges.js';
+import type { DeliveryMetrics } from './delivery-metrics.js';
+import type { OffsetTracker } from './offset-tracker.js';
+import { DEFERRALS, type PauseControl } from './pause-control.js';
+import type { RangeTasks } from './range-tasks.js';
+import type { StallDetector } from './stall-detector.js';
+import type { TaskRunner } from './task-runner.js';
+import type { TaskSlots } from './task-slots.js';
+
+/**
+ * While a range's destination is full (and not stalled), or the group rebalances, or membership is
+ * unconfirmed, a range's run waits this long before looking again.
+ */
+export const RANGE_WAIT_POLL_MS = 20;
+
+export interface RangeReplayOptions {
+  runner: TaskRunner;
+  /** Committed records of a partition, `from` to `to` inclusive (DeliveryConsumerOptions.readRange). */
+  readRange: (topic: string, partition: number, from: bigint, to: bigint) => Promise<FetchedRecord[]>;
+  metrics: Pick<DeliveryMetrics, 'deferredRanges'>;
+  logger: Logger;
+  clock: () => number;
+  slots: TaskSlots;
+  pauses: PauseControl;
+  commits: CommitScheduler;
+  group: GroupAssignment;
+  stalls: StallDetector;
+  rangeTasks: RangeTasks;
+  /** Runs a task holding a global slot (taken by the caller, released as it ends); true once it reached an outcome. */
+  runInSlots: (task: DeliveryTask, held: string) => Promise<boolean>;
+  stopping: () => boolean;
+}
+
+/**
+ * Work that takes a deferral slot instead of a request slot, and the ranges of deferred tasks: a
+ * task sent to the retry tier without a request, a batch's run of never-attempted tasks written as
+ * one range record, and a range record that fell due, run again from the records it names.
+ */
+export class RangeReplay {
+  constructor(private readonly opts: RangeReplayOptions) {}
+
+  /** A task sent to the retry tier without a request; a deferral that failed (shutdown) leaves its offset unfinished: the task is read again. */
+  async deferTask(task: DeliveryTask, reason: 'circuit_open' | 'overloaded', tracker: OffsetTracker, offset: string): Promise<void> {
+    const { slots } = this.opts;
+    try {
+      await this.opts.runner.defer(task, reason);
+      tracker.complete(offset);
+      this.opts.commits.requestCommit();
+    } catch (err) {
+      this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished');
+    } finally {
+      slots.deferrals.release();
+      if (slots.deferrals.active <= slots.deferrals.limit / 2) this.opts.pauses.resumeBlocked(DEFERRALS);
+      slots.taskEnded();
+    }
+  }
+
+  /** Writes a range of deferred tasks (one tier record); its tasks' offsets are finished once it is in Kafka. */
+  writeRange(range: PendingRange, tracker: OffsetTracker): void {
+    this.opts.slots.taskStarted();
+    this.opts.runner.deferRange(range).then(() => {
+      for (const offset of range.offsets) tracker.complete(offset);
+      this.opts.commits.requestCommit();
+    }, (err: unknown) => {
+      this.opts.logger.warn({ err, destinationId: range.destinationId, tasks: range.tasks.length }, 'deferred tasks left unfinished');
+    }).finally(() => this.opts.slots.taskEnded());
+  }
+
+  /**
+   * A range record that fell due (read from `topic`:`partition`, a tier); it is finished once every
+   * task in it reached an outcome or was deferred again, or what was left of it when shutdown cut
+   * its run short was written back.
+   */
+  async releaseRange(range: DeferredRange, topic: string, partition: number, tracker: OffsetTracker, offset: string): Promise<void> {
+    const { slots } = this.opts;
+    let done = false;
+    try {
+      done = await this.runRange(range, topic, partition);
+    } catch (err) {
+      this.opts.logger.warn({ err, destinationId: range.destinationId, partition: range.partition, fromOffset: range.fromOffset }, 'deferred range left unfinished');
+    } finally {
+      slots.deferrals.release();
+      if (slots.deferrals.active <= slots.deferrals.limit / 2) this.opts.pauses.resumeBlocked(DEFERRALS);
+      slots.taskEnded();
+    }
+    if (done) { tracker.complete(offset); this.opts.commits.requestCommit(); }
+  }
+
+  /** Why a destination takes no request now (every circuit open, or full and stalled), if it does not. */
+  private refusal(destinationId: string): DeferReason | undefined {
+    if (this.opts.runner.destinationRefuses(destinationId)) return 'circuit_open';
+    if (this.opts.slots.destinationFull(destinationId) && this.opts.stalls.confirmedStalled(destinationId)) return 'overloaded';
+    return undefined;
+  }
+
+  /**
+   * The destination still refuses: the range is deferred again as it is, unread. Otherwise its tasks
+   * are read from the delivery topic and run like tier records (their attempt count and deadline
+   * are the range's); if the destination refuses again part-way, the rest is deferred as a range.
+   * Past the deadline every task is run, which dead-letters it unless its last attempt succeeds.
+   *
+   * The range record's offset is one for all its tasks, so a run must not outlive this member's hold
+   * on the record's partition (`tierTopic`:`tierPartition`): the next owner runs the range again, and
+   * every task both sent would reach the receiver twice. While the group rebalances the run waits;
+   * it goes on if this member keeps the partition and stops if not. Shutdown stops it too, and
+   * writes what is left back to the tier (the member still commits): the next owner then sends
+   * only the tasks this one did not finish.
+   */
+  private async runRange(range: DeferredRange, tierTopic: string, tierPartition: number): Promise<boolean> {
+    const { runner, slots } = this.opts;
+    const held = `${tierTopic}:${tierPartition}`;
+    const heldSince = this.opts.group.heldSinceOf(held);
+    const refused = this.refusal(range.destinationId);
+    if (refused && await runner.deferRangeAgain(range, refused)) return true;
+    let records: FetchedRecord[];
+    try {
+      records = await this.opts.readRange(range.topic, range.partition, BigInt(range.fromOffset), BigInt(range.toOffset));
+    } catch (err) {
+      if ((err as Error).name !== 'OffsetOutOfRangeError') throw err;
+      // Only if the topic keeps records for less than the deadline (setup makes it 7 days).
+      this.opts.metrics.deferredRanges.inc({ event: 'lost' });
+      this.opts.logger.error({ err, ...range }, `deferred tasks are no longer in ${range.topic}: they cannot be delivered`);
+      return true;
+    }
+    this.opts.metrics.deferredRanges.inc({ event: 'read' });
+    const tasks = await this.opts.rangeTasks.tasksOfRange(records, range);
+    const runs: Array<Promise<boolean>> = [];
+    for (const [i, { offset, task }] of tasks.entries()) {
+      // Room in the destination's queue, or a refusal. Past the deadline too: sent at once, each
+      // task held a global slot while it queued for the destination's.
+      let refusing: DeferReason | undefined;
+      while (!this.opts.stopping()) {
+        refusing = this.refusal(range.destinationId);
+        if (refusing || !slots.destinationFull(range.destinationId)) break;
+        await sleep(RANGE_WAIT_POLL_MS);
+      }
+      if (refusing && await runner.deferRangeAgain(restOfRange(range, Number(offset), tasks.length - i), refusing)) break;
+      if (refusing) {
+        // Past the deadline, refused: dead-lettered (reason deadline) without a request or a slot.
+        const next = await this.rangeMayGoOn(held, heldSince);
+        if (next !== 'go') return next === 'lost' ? false : this.cutShort(range, tierTopic, tasks, runs);
+        runs.push(this.deadLetterRefused(resumedFromRange(task, range), refusing));
+        continue;
+      }
+      if (this.opts.stopping() || !(await slots.acquireUnlessStopping())) return this.cutShort(range, tierTopic, tasks, runs);
+      // Looked at with the slot in hand: waiting for one may have outlasted the hold.
+      const next = await this.rangeMayGoOn(held, heldSince);
+      if (next !== 'go') {
+        slots.global.release();
+        return next === 'lost' ? false : this.cutShort(range, tierTopic, tasks, runs);
+      }
+      slots.taskStarted();
+      runs.push(this.opts.runInSlots(resumedFromRange(task, range), held));
+    }
+    return (await Promise.all(runs)).every(Boolean);
+  }
+
+  /** A range's task past its deadline whose destination refuses: defer() finds no time left and dead-letters it. */
+  private async deadLetterRefused(task: DeliveryTask, reason: DeferReason): Promise<boolean> {
+    try {
+      await this.opts.runner.defer(task, reason);
+      return true;
+    } catch (err) {
+      this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished');
+      return false;
+    }
+  }
+
+  /**
+   * Whether a range's run may send its next task: 'go'; 'stop' once shutdown began; 'lost' once the
+   * partition holding the range record is no longer this member's without a break. While the group
+   * rebalances, no heartbeat confirmed membership lately (a frozen or starved process), or offset
+   * commits stall, it waits.
+   */
+  private async rangeMayGoOn(held: string, heldSince: number | undefined): Promise<'go' | 'stop' | 'lost'> {
+    const { group } = this.opts;
+    for (;;) {
+      if (this.opts.stopping()) return 'stop';
+      if (!group.stillHeld(held, heldSince)) return 'lost';
+      const now = this.opts.clock();
+      if (!group.handingOver && !group.membershipUnconfirmed(now) && !this.opts.commits.commitsStalled(now)) return 'go';
+      await sleep(RANGE_WAIT_POLL_MS);
+    }
+  }
+
+  /**
+   * Shutdown stopped a range's run after `runs.length` of its tasks: once those are over, the range
+   * from the first task that did not reach an outcome is written back to the tier it came from, due
+   * as it was (true: the original is finished). If that write fails the original stays unfinished,
+   * and its next owner runs the whole range again.
+   */
+  private async cutShort(range: DeferredRange, tierTopic: string, tasks: Array<{ offset: string }>, runs: Array<Promise<boolean>>): Promise<boolean> {
+    const outcomes = await Promise.all(runs);
+    const first = outcomes.indexOf(false);
+    const rest = first === -1 ? outcomes.length : first;
+    if (rest === tasks.length) return true;
+    await this.opts.runner.deferRangeRest(tierTopic, restOfRange(range, Number(tasks[rest]!.offset), tasks.length - rest));
+    return true;
+  }
+}
