@@ -30,7 +30,7 @@ import { uniquePrefix } from './support/stack.js';
 /**
  * Bounds on delivery's re-sends (at-least-once; receivers dedupe on messageId), as shares of the
  * events. A broker or controller kill: offset commits fail while the group's coordinator moves, and
- * delivery goes on for 2 s before it stops sending (delivery-consumer.ts, COMMIT_STALL_MS); what it
+ * delivery goes on for 2 s before it stops sending (commit-scheduler.ts, COMMIT_STALL_MS); what it
  * delivered meanwhile is sent again after the consumer restart kafkajs needs to find the new
  * coordinator. A rolling restart or scaling: each start and stop rebalances the group, and kafkajs
  * (eager rebalancing, no revocation hook) gives a member no moment to commit what it finished just
