@@ -141,7 +141,7 @@ export function openApiDocument(): Record<string, unknown> {
           properties: {
             id: { type: 'string' }, sourceId: { type: 'string' }, name: { type: 'string' },
             property: { type: 'string', description: 'The user property the membership is written to: the snake_case of the name' },
-            condition: freeForm('The condition (README: condition language)'), createdAt: iso, updatedAt: iso,
+            condition: freeForm('The condition (docs/audiences.md: condition language)'), createdAt: iso, updatedAt: iso,
           },
         },
         ComputedTrait: {
@@ -175,12 +175,12 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/v1/sources/{id}/usage': {
         parameters: idParam,
-        get: { summary: 'Calls of a source per UTC day: accepted and rejected by ingest, filtered by integrations in fan-out (README "Usage")', responses: { 200: json('Usage', 'Usage, newest day first'), 401: errors[401], 404: errors[404] } },
+        get: { summary: 'Calls of a source per UTC day: accepted and rejected by ingest, filtered by integrations in fan-out (docs/admin-api.md, usage)', responses: { 200: json('Usage', 'Usage, newest day first'), 401: errors[401], 404: errors[404] } },
       },
       '/v1/sources/{id}/live': {
         parameters: idParam,
         get: {
-          summary: 'The source\'s calls from now on, as Server-Sent Events (the debugger\'s live feed; README "Debugger")',
+          summary: 'The source\'s calls from now on, as Server-Sent Events (the debugger\'s live feed; docs/debugger.md)',
           description: 'Events: `ready` {sourceId} once reading from the end of the ingest topic; `call` {messageId, type, name, userId, anonymousId, timestamp, receivedAt, call} with id = messageId; `dropped` {count} when this client read too slowly (200 calls are buffered per stream); `end` {reason} before the server closes the stream. A comment line every 15 s.',
           responses: {
             200: { description: 'An endless text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
@@ -230,7 +230,7 @@ export function openApiDocument(): Record<string, unknown> {
       },
       '/v1/audiences': {
         get: { summary: 'List audiences (optionally of one source)', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: list('audiences', 'Audience', 'Audiences'), 401: errors[401] } },
-        post: { summary: 'Create an audience: {sourceId, name, condition}; its property is the snake_case of the name (README: condition language)', requestBody: body(audienceCreate), responses: { 201: json('Audience', 'Created'), 400: errors[400], 401: errors[401] } },
+        post: { summary: 'Create an audience: {sourceId, name, condition}; its property is the snake_case of the name (docs/audiences.md: condition language)', requestBody: body(audienceCreate), responses: { 201: json('Audience', 'Created'), 400: errors[400], 401: errors[401] } },
       },
       '/v1/audiences/{id}': {
         parameters: idParam,

@@ -387,7 +387,7 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Calls of a source per UTC day: accepted and rejected by ingest, filtered by integrations in fan-out (README "Usage") */
+        /** Calls of a source per UTC day: accepted and rejected by ingest, filtered by integrations in fan-out (docs/admin-api.md, usage) */
         get: {
             parameters: {
                 query?: never;
@@ -446,7 +446,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The source's calls from now on, as Server-Sent Events (the debugger's live feed; README "Debugger")
+         * The source's calls from now on, as Server-Sent Events (the debugger's live feed; docs/debugger.md)
          * @description Events: `ready` {sourceId} once reading from the end of the ingest topic; `call` {messageId, type, name, userId, anonymousId, timestamp, receivedAt, call} with id = messageId; `dropped` {count} when this client read too slowly (200 calls are buffered per stream); `end` {reason} before the server closes the stream. A comment line every 15 s.
          */
         get: {
@@ -1069,7 +1069,7 @@ export interface paths {
             };
         };
         put?: never;
-        /** Create an audience: {sourceId, name, condition}; its property is the snake_case of the name (README: condition language) */
+        /** Create an audience: {sourceId, name, condition}; its property is the snake_case of the name (docs/audiences.md: condition language) */
         post: {
             parameters: {
                 query?: never;
@@ -2124,7 +2124,7 @@ export interface components {
             name: string;
             /** @description The user property the membership is written to: the snake_case of the name */
             property: string;
-            /** @description The condition (README: condition language) */
+            /** @description The condition (docs/audiences.md: condition language) */
             condition: {
                 [key: string]: unknown;
             };
