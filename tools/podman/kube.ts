@@ -94,6 +94,9 @@ export interface PlayedKube { files: string[]; secrets: string[]; dir: string }
 export async function playKube(plan: KubePlan, network: string, log: (line: string) => void, timeoutMs = 300_000): Promise<PlayedKube> {
   const dir = mkdtempSync(join(tmpdir(), 'switchyard-kube-play-'));
   const played: PlayedKube = { files: [], secrets: [], dir };
+  // Pods left by an interrupted run would make kube play refuse ("pod already exists").
+  const podNames = [...plan.jobs.map((j) => j.metadata.name), ...plan.workloads.filter((o) => o.kind === 'Deployment').map((d) => `${d.metadata.name}-pod-0`)];
+  await podman(['pod', 'rm', '--force', '--ignore', ...podNames], { allowFailure: true });
   for (const [name, json] of plan.secrets) {
     // From a file: podman reads `-` only from a FIFO, and a child's piped stdin is a socket.
     const file = join(dir, `${name}.secret.json`);
