@@ -19,7 +19,6 @@ interface ComposeService {
   image?: string;
   profiles?: string[];
   depends_on?: Record<string, { condition?: Condition }> | string[];
-  healthcheck?: { interval?: string; retries?: number; start_period?: string };
 }
 interface ComposeFile { services: Record<string, ComposeService>; networks?: { default?: { ipam?: { config?: Array<{ subnet?: string }> } } } }
 
