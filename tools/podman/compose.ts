@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from '../stack/paths.js';
-import { podman, run } from './podman.js';
+import { containerState, logsTail, podman, run } from './podman.js';
 
 export const composeFiles = ['docker-compose.yml', 'deploy/podman/compose.images.yml'];
 
@@ -111,7 +111,7 @@ async function waitFor(project: string, service: string, condition: Condition, o
   const deadline = Date.now() + (opts.timeoutMs ?? 300_000);
   let said = false;
   for (;;) {
-    const state = await inspectState(name);
+    const state = await containerState(name);
     if (condition === 'service_completed_successfully' && state.status === 'exited') {
       if (state.exitCode === 0) return;
       throw new Error(`${service} exited with ${state.exitCode}:\n${await logsTail(name)}`);
@@ -126,16 +126,4 @@ async function waitFor(project: string, service: string, condition: Condition, o
     if (!said) { opts.log(`waiting for ${service} (${condition.replace('service_', '').replace(/_/g, ' ')})`); said = true; }
     await new Promise((r) => setTimeout(r, 1000));
   }
-}
-
-async function inspectState(name: string): Promise<{ status: string; exitCode: number }> {
-  const r = await podman(['inspect', '--format', '{{.State.Status}} {{.State.ExitCode}}', name], { allowFailure: true });
-  if (r.code !== 0) return { status: 'missing', exitCode: -1 };
-  const [status, code] = r.stdout.trim().split(' ');
-  return { status: status ?? 'unknown', exitCode: Number(code) };
-}
-
-export async function logsTail(name: string, lines = 30): Promise<string> {
-  const r = await podman(['logs', '--tail', String(lines), name], { allowFailure: true });
-  return `${r.stdout}${r.stderr}`.trim();
 }

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
 import { repoRoot } from '../stack/paths.js';
-import { podman, run } from './podman.js';
+import { containerState, logsTail, podman, run } from './podman.js';
 
 export interface KubeObject { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> }; data?: Record<string, string>; spec?: Record<string, unknown> & { template?: { metadata?: { labels?: Record<string, string> }; spec: Record<string, unknown> } } }
 
@@ -134,13 +134,9 @@ const containerNameOf = (pod: KubeObject) => ((pod.spec as { containers: Array<{
 async function waitForExit(container: string, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const r = await podman(['inspect', '--format', '{{.State.Status}} {{.State.ExitCode}}', container], { allowFailure: true });
-    const [status, code] = r.stdout.trim().split(' ');
-    if (status === 'exited' && code === '0') return;
-    if (Date.now() > deadline) {
-      const logs = await podman(['logs', '--tail', '20', container], { allowFailure: true });
-      throw new Error(`${container} did not finish in time (${status} ${code}):\n${logs.stdout}${logs.stderr}`);
-    }
+    const state = await containerState(container);
+    if (state.status === 'exited' && state.exitCode === 0) return;
+    if (Date.now() > deadline) throw new Error(`${container} did not finish in time (${state.status} ${state.exitCode}):\n${await logsTail(container, 20)}`);
     await new Promise((r) => setTimeout(r, 1000));
   }
 }

@@ -56,3 +56,16 @@ export async function imageSize(name: string): Promise<number> {
 }
 
 export const megabytes = (bytes: number) => `${Math.round(bytes / 1e6)} MB`;
+
+/** A container's status (running, exited, …, or missing) and exit code. */
+export async function containerState(name: string): Promise<{ status: string; exitCode: number }> {
+  const r = await podman(['inspect', '--format', '{{.State.Status}} {{.State.ExitCode}}', name], { allowFailure: true });
+  if (r.code !== 0) return { status: 'missing', exitCode: -1 };
+  const [status, code] = r.stdout.trim().split(' ');
+  return { status: status ?? 'unknown', exitCode: Number(code) };
+}
+
+export async function logsTail(name: string, lines = 30): Promise<string> {
+  const r = await podman(['logs', '--tail', String(lines), name], { allowFailure: true });
+  return `${r.stdout}${r.stderr}`.trim();
+}
