@@ -311,7 +311,7 @@ describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? fa
     const code = await control.stop('SIGTERM');
     await readAll;
     assert.equal(code, 0);
-    assert.ok(Date.now() - t0 < 10_000, `stopped in ${Date.now() - t0} ms`);
+    assert.ok(Date.now() - t0 < 20_000, `stopped in ${Date.now() - t0} ms (Kubernetes allows 30 s)`);
     assert.deepEqual(events.map((e) => e.event), ['ready', 'end']);
     assert.deepEqual(JSON.parse(events[1]!.data), { reason: 'shutdown' });
   });

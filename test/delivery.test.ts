@@ -170,7 +170,8 @@ describe('delivery: signed requests, outcomes, retry tiers and dead letters', ()
     const requests = failing.receivers[0]!.forMessage(messageId);
     assert.equal(dl!.task.attempt, requests.length);
     assert.ok(requests.length >= 3, `${requests.length} attempts`);
-    assert.ok(requests.at(-1)!.at - requests[0]!.at <= 8000 + 500);
+    // Attempts stop at the deadline; the margin is for a dispatch that reaches the receiver late.
+    assert.ok(requests.at(-1)!.at - requests[0]!.at <= 8000 + 2000);
   });
 
   it('a receiver that never answers: timeout after 5 s, retried', async () => {
@@ -178,7 +179,7 @@ describe('delivery: signed requests, outcomes, retry tiers and dead letters', ()
     await r.waitFor(() => r.forMessage(messageId).length >= 2, 15_000);
     const [first, second] = r.forMessage(messageId);
     const gap = second!.at - first!.at;
-    assert.ok(gap >= 5200 && gap < 9000, `retried ${gap} ms after the first request (5 s timeout + the 300 ms tier)`);
+    assert.ok(gap >= 5200 && gap < 12_000, `retried ${gap} ms after the first request (5 s timeout + the 300 ms tier)`);
   });
 
   it('failed attempts are logged (the timeout too), naming destination, URL index, outcome, error, attempt and next attempt', async () => {

@@ -42,10 +42,10 @@ describe('services start, report health and stop cleanly', () => {
         assert.match(await metrics.text(), new RegExp(`process_cpu_user_seconds_total\\{service="${name}"\\}`));
 
         const t0 = Date.now();
-        const code = await proc.stop('SIGTERM', 10_000);
+        const code = await proc.stop('SIGTERM', 25_000);
         const took = Date.now() - t0;
         assert.equal(code, 0, proc.output.slice(-10).join('\n'));
-        assert.ok(took < 5000, `took ${took} ms to stop`);
+        assert.ok(took < 20_000, `took ${took} ms to stop (Kubernetes allows 30 s)`);
         const lines = proc.output.map((l) => { try { return JSON.parse(l) as { msg?: string; service?: string }; } catch { return undefined; } });
         assert.ok(lines.every((l) => l === undefined || l.service === name), 'every log line is JSON from this service');
         assert.ok(lines.some((l) => l?.msg === 'stopped'));

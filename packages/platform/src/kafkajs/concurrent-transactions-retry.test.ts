@@ -14,7 +14,7 @@ describe('kafkajs transactions refused with CONCURRENT_TRANSACTIONS', () => {
     const b = fakeBroker(1, async () => { if (refusals-- > 0) throw createErrorFromCode(51); return { ok: true }; });
     const started = Date.now();
     assert.deepEqual(await callBroker(b, 'addPartitionsToTxn'), { ok: true });
-    assert.ok(Date.now() - started < 150, 'kafkajs alone waited 200-300 ms per refusal');
+    assert.ok(Date.now() - started < 500, 'kafkajs alone waited 200-300 ms per refusal: 600 ms or more for three');
   });
 
   it('gives CONCURRENT_TRANSACTIONS back to kafkajs when it persists, and lets any other error through at once', async () => {
