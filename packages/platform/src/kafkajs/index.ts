@@ -22,7 +22,7 @@ import './install.js';
 export { AssignerProtocol, Kafka, logLevel, Partitioners } from 'kafkajs';
 export type {
   Admin, Cluster, Consumer, ConsumerConfig, ConsumerRunConfig, EachBatchPayload, ICustomPartitioner, IHeaders, KafkaConfig,
-  LogEntry, Message, PartitionAssigner, PartitionerArgs, Producer,
+  LogEntry, Message, PartitionAssigner, PartitionerArgs, Producer, SASLOptions,
 } from 'kafkajs';
 
 // What Switchyard's own code uses of the corrections.
