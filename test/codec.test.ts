@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AvroCodec, type AvroRecordTypes } from '@switchyard/platform/codec/avro-codec';
+import { createSchemaRegistry } from '@switchyard/platform/codec/registry-connection';
 import { registerSubject } from '@switchyard/platform/codec/schema-registration';
 import { CodecError, RegistryUnavailableError } from '@switchyard/platform/errors';
 import { freePort } from '../tools/stack/ports.js';
@@ -117,12 +118,13 @@ describe('Avro codec through the real registry', () => {
   it('processes registering a new subject at once all succeed, and the subject ends BACKWARD (a cold start of concurrent setups)', async () => {
     // Staggered starts hit the client library's window between registering and setting the rule.
     const failures: string[] = [];
+    const { registry, put } = createSchemaRegistry({ registryUrl });
     const schema = JSON.stringify({ type: 'record', name: 'Race', namespace: 'io.switchyard.test', fields: [{ name: 'a', type: 'string' }] });
     for (let round = 0; round < 12; round++) {
       const subject = `io.switchyard.test.race-${randomUUID()}`;
       const results = await Promise.allSettled(Array.from({ length: 6 }, async (_, i) => {
         await new Promise((r) => setTimeout(r, i * (round % 6) * 3));
-        return registerSubject(codec.registry, registryUrl, subject, schema);
+        return registerSubject(registry, put, subject, schema);
       }));
       const ids = new Set<number>();
       for (const r of results) if (r.status === 'rejected') failures.push((r.reason as Error).message); else ids.add(r.value.id);

@@ -4,13 +4,17 @@
 // No validation, no Avro, no framework. Run as its own process, like the ingest service.
 // Env: KAFKA_BROKERS, BARE_TOPIC, BARE_WRITE_KEY; prints `listening <port>` when ready.
 import { createServer } from 'node:http';
+import { z } from 'zod';
+import { kafkaSecurityEnv, loadConfig } from '@switchyard/platform/config';
 import { Kafka, logLevel, Partitioners } from '@switchyard/platform/kafkajs/index';
+import { kafkaSecurityOptions } from '@switchyard/platform/kafka/security';
 
 const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
 const topic = process.env.BARE_TOPIC!;
 const expected = `Basic ${Buffer.from(`${process.env.BARE_WRITE_KEY}:`).toString('base64')}`;
 
-const kafka = new Kafka({ clientId: 'bench-bare-ingest', brokers, logLevel: logLevel.ERROR });
+const security = kafkaSecurityOptions(loadConfig(z.object(kafkaSecurityEnv)));
+const kafka = new Kafka({ clientId: 'bench-bare-ingest', brokers, logLevel: logLevel.ERROR, ...security });
 const producer = kafka.producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
 await producer.connect();
 

@@ -11,9 +11,9 @@
 // busy bench process reads later than delivery does).
 import { randomUUID } from 'node:crypto';
 import type { Consumer } from '@switchyard/platform/kafkajs/index';
-import { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { quantile } from './load.js';
-import { rawKafka, type StackRef } from './pipeline.js';
+import { benchCodec, rawKafka, type StackRef } from './pipeline.js';
 
 export interface HopTimes { receivedAt: number; fannedOutAt?: number; firstAttemptAt?: number; producedAt?: number; visibleAt?: number }
 
@@ -25,7 +25,7 @@ export class HopWatcher {
 
   /** `tasksTopic`: also note when each task was produced and when a read_committed reader first saw it. */
   constructor(private readonly stack: StackRef, private readonly topic: string, private readonly tasksTopic?: string) {
-    this.codec = new AvroCodec({ registryUrl: stack.registryUrl });
+    this.codec = benchCodec(stack);
   }
 
   async start(): Promise<this> {

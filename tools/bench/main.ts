@@ -13,7 +13,7 @@ import { freeKafkaAddresses, freePort } from '../stack/ports.js';
 import { startStack, type Stack } from '../stack/stack.js';
 import { log } from './context.js';
 import { parseOptions } from './options.js';
-import type { StackRef } from './pipeline.js';
+import { reusedStackSecurity, type StackRef } from './pipeline.js';
 import { summariseDir } from './profile.js';
 import { formatTable, round, type Row } from './report.js';
 import { runScenarios } from './run.js';
@@ -40,7 +40,8 @@ async function main(): Promise<void> {
     stack = await startStack({ dir: tmp, kafka: await freeKafkaAddresses(1), registryPort: await freePort(), log });
     brokerPids.push(...stack.kafka.map((k) => k.pid));
   }
-  const ref: StackRef = { brokers: stack?.brokers ?? process.env.KAFKA_BROKERS!, registryUrl: stack?.registryUrl ?? process.env.SCHEMA_REGISTRY_URL! };
+  // A reused stack may be secured: the bench's own clients connect as the services do (they inherit the environment).
+  const ref: StackRef = stack ? { brokers: stack.brokers, registryUrl: stack.registryUrl } : { brokers: process.env.KAFKA_BROKERS!, registryUrl: process.env.SCHEMA_REGISTRY_URL!, ...reusedStackSecurity() };
   const cleanups: Array<() => Promise<unknown>> = [];
   let rows: Row[] = [];
   let failed: unknown;

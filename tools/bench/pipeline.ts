@@ -8,6 +8,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AssignerProtocol, Kafka, logLevel, Partitioners, type Admin, type Producer } from '@switchyard/platform/kafkajs/index';
 import { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import { z } from 'zod';
+import { registryConnection, type RegistryConnection } from '@switchyard/platform/codec/registry-connection';
+import { kafkaSecurityEnv, loadConfig, registryEnv } from '@switchyard/platform/config';
+import { kafkaSecurityOptions, PLAINTEXT, type KafkaSecuritySettings } from '@switchyard/platform/kafka/security';
 import { configKey, type Destination, type Source } from '@switchyard/platform/config-view/config-state';
 import { topicNames } from '@switchyard/platform/kafka/topics';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
@@ -16,10 +20,22 @@ import { parseInstances, serviceInstances, type ScaledService } from '../stack/l
 import { freePort } from '../stack/ports.js';
 import { runOnce, spawnService, waitForHttp, type ServiceProcess } from '../stack/services.js';
 
-export interface StackRef { brokers: string; registryUrl: string }
+/** The stack the bench uses; a reused one may be secured (KAFKA_SECURITY_PROTOCOL …, SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO …). */
+export interface StackRef { brokers: string; registryUrl: string; security?: KafkaSecuritySettings; registry?: Omit<RegistryConnection, 'registryUrl'> }
 
 export function rawKafka(stack: StackRef, clientId: string): Kafka {
-  return new Kafka({ clientId, brokers: stack.brokers.split(','), logLevel: logLevel.ERROR, retry: { retries: 8, initialRetryTime: 200 } });
+  return new Kafka({ clientId, brokers: stack.brokers.split(','), logLevel: logLevel.ERROR, retry: { retries: 8, initialRetryTime: 200 }, ...kafkaSecurityOptions(stack.security ?? PLAINTEXT) });
+}
+
+/** How to reach a reused stack, from the same variables the services read (config.ts). */
+export function reusedStackSecurity(): Pick<StackRef, 'security' | 'registry'> {
+  const config = loadConfig(z.object({ ...kafkaSecurityEnv, ...registryEnv }));
+  const { registryUrl: _, ...registry } = registryConnection(config);
+  return { security: config, registry };
+}
+
+export function benchCodec(stack: StackRef): AvroCodec {
+  return new AvroCodec({ registryUrl: stack.registryUrl, ...stack.registry });
 }
 
 export function makeSource(): Source {
@@ -55,7 +71,7 @@ export class Pipeline {
 
   async setup(): Promise<void> {
     await runOnce('setup', { env: this.env });
-    this.codec = new AvroCodec({ registryUrl: this.stack.registryUrl });
+    this.codec = benchCodec(this.stack);
     await this.codec.register(['io.switchyard.config.Source', 'io.switchyard.config.Destination', 'io.switchyard.pipeline.DeliveryTask']);
     this.producer = rawKafka(this.stack, 'bench-writer').producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
     await this.producer.connect();

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from './errors.js';
 import { parseCidrs } from './net/address-policy.js';
@@ -9,21 +10,58 @@ import { parseCidrs } from './net/address-policy.js';
 export type Env = Record<string, string | undefined>;
 
 export function loadConfig<S extends z.ZodObject>(schema: S, env: Env = process.env): z.infer<S> {
+  const names = Object.keys(schema.shape);
+  const { values, problems } = withFileValues(names, env);
   // Empty strings count as unset, so `FOO= npm start` falls back to the default.
-  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const cleaned = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined && v !== ''));
   const result = schema.safeParse(cleaned);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => {
-    const name = issue.path.join('.') || '(environment)';
-    const value = cleaned[String(issue.path[0])];
-    const shown = value === undefined ? 'unset' : looksSecret(name) ? 'set' : JSON.stringify(value);
-    return `${name}: ${issue.message} (${shown})`;
-  });
-  throw new ConfigError(problems);
+  if (!result.success) {
+    for (const issue of result.error.issues) {
+      const name = issue.path.join('.') || '(environment)';
+      const value = cleaned[String(issue.path[0])];
+      problems.push(`${name}: ${issue.message} (${shown(name, value)})`);
+    }
+  }
+  for (const rule of CROSS_RULES) {
+    if (rule.names.every((n) => names.includes(n))) problems.push(...rule.check(cleaned));
+  }
+  if (problems.length > 0 || !result.success) throw new ConfigError(problems);
+  return result.data;
+}
+
+/**
+ * The `<NAME>_FILE` convention (docs/decisions/0015-kafka-security-variables.md): any variable of
+ * the schema may instead name a file holding its value (a mounted secret), read here with one
+ * trailing newline trimmed. Setting both, or naming a file that cannot be read, is a problem named
+ * after the variable; the file's content is never shown.
+ */
+function withFileValues(names: readonly string[], env: Env): { values: Env; problems: string[] } {
+  const values: Env = { ...env };
+  const problems: string[] = [];
+  for (const name of names) {
+    const file = env[`${name}_FILE`];
+    if (file === undefined || file === '') continue;
+    if (env[name] !== undefined && env[name] !== '') {
+      problems.push(`${name}: set both ${name} and ${name}_FILE; set one of them`);
+      continue;
+    }
+    try {
+      values[name] = readFileSync(file, 'utf8').replace(/\r?\n$/, '');
+    } catch (err) {
+      problems.push(`${name}_FILE: cannot read ${JSON.stringify(file)} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+  }
+  return { values, problems };
+}
+
+/** How a variable's value is shown in a problem: never the value of one that may be a secret. */
+function shown(name: string, value: string | undefined): string {
+  if (value === undefined) return 'unset';
+  return looksSecret(name) ? 'set' : JSON.stringify(value);
 }
 
 function looksSecret(name: string): boolean {
-  return /TOKEN|SECRET|PASSWORD|KEY/i.test(name);
+  return /TOKEN|SECRET|PASSWORD|USER_INFO|KEY(?!_FILE$)/i.test(name);
 }
 
 /** Building blocks shared by the services' schemas. */
@@ -71,14 +109,100 @@ export const retryTiers = () =>
     return delays as number[];
   });
 
-/** Variables every service reads: where Kafka and the registry are, naming, logging. */
+/** A PEM file: read at start-up (a path that cannot be read, or holds no PEM block, is a config problem). */
+export interface PemFile { path: string; pem: string }
+
+const pemFile = () => z.string().optional().transform((path, ctx): PemFile | undefined => {
+  if (path === undefined) return undefined;
+  let pem: string;
+  try { pem = readFileSync(path, 'utf8'); } catch (err) {
+    ctx.addIssue({ code: 'custom', message: `cannot read the file (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})` });
+    return z.NEVER;
+  }
+  if (!pem.includes('-----BEGIN ')) { ctx.addIssue({ code: 'custom', message: 'the file holds no PEM block (-----BEGIN ...)' }); return z.NEVER; }
+  return { path, pem };
+});
+
+export const KAFKA_SECURITY_PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'] as const;
+export const KAFKA_SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const;
+
+/**
+ * How the Kafka clients connect: Kafka's own names (security.protocol, sasl.mechanism), turned into
+ * kafkajs options in one place (kafka/security.ts). Secrets may come from files (`<NAME>_FILE`).
+ */
+export const kafkaSecurityEnv = {
+  KAFKA_SECURITY_PROTOCOL: z.enum(KAFKA_SECURITY_PROTOCOLS).default('PLAINTEXT'),
+  /** CA certificates (PEM) the brokers' certificates must chain to; unset: Node's default roots. */
+  KAFKA_SSL_CA_FILE: pemFile(),
+  /** The client certificate and its key (PEM) for mutual TLS. */
+  KAFKA_SSL_CERT_FILE: pemFile(),
+  KAFKA_SSL_KEY_FILE: pemFile(),
+  KAFKA_SSL_KEY_PASSWORD: z.string().optional(),
+  KAFKA_SASL_MECHANISM: z.enum(KAFKA_SASL_MECHANISMS).optional(),
+  KAFKA_SASL_USERNAME: z.string().optional(),
+  KAFKA_SASL_PASSWORD: z.string().optional(),
+};
+
+/** How the schema registry is reached beyond its URL: Confluent's basic.auth.user.info, and a CA for https. */
+export const registryEnv = {
+  SCHEMA_REGISTRY_URL: env.url('http://127.0.0.1:8085/apis/ccompat/v7'),
+  /** `username:password` (Confluent's basic.auth.user.info). */
+  SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO: z.string().optional().transform((text, ctx) => {
+    if (text === undefined) return undefined;
+    const colon = text.indexOf(':');
+    if (colon <= 0) { ctx.addIssue({ code: 'custom', message: 'expected username:password' }); return z.NEVER; }
+    return { username: text.slice(0, colon), password: text.slice(colon + 1) };
+  }),
+  SCHEMA_REGISTRY_SSL_CA_FILE: pemFile(),
+};
+
+/** Variables every service reads: where Kafka and the registry are and how to reach them, naming, logging. */
 export const commonEnv = {
   KAFKA_BROKERS: env.brokers(),
-  SCHEMA_REGISTRY_URL: env.url('http://127.0.0.1:8085/apis/ccompat/v7'),
+  ...kafkaSecurityEnv,
+  ...registryEnv,
   SWITCHYARD_TOPIC_PREFIX: env.topicPrefix(),
   LOG_LEVEL: env.logLevel(),
   HOST: env.host(),
 };
+
+/**
+ * Rules across variables, checked by loadConfig for every schema that has all the variables a rule
+ * names, on the raw values (so they are reported together with the other problems).
+ */
+const CROSS_RULES: Array<{ names: string[]; check: (values: Record<string, string | undefined>) => string[] }> = [
+  {
+    names: Object.keys(kafkaSecurityEnv),
+    check: (v) => {
+      const protocol = v.KAFKA_SECURITY_PROTOCOL ?? 'PLAINTEXT';
+      const sasl = protocol === 'SASL_PLAINTEXT' || protocol === 'SASL_SSL';
+      const tls = protocol === 'SSL' || protocol === 'SASL_SSL';
+      const problems: string[] = [];
+      for (const name of ['KAFKA_SASL_MECHANISM', 'KAFKA_SASL_USERNAME', 'KAFKA_SASL_PASSWORD']) {
+        if (sasl && v[name] === undefined) problems.push(`${name}: required when KAFKA_SECURITY_PROTOCOL is ${protocol} (unset)`);
+        if (!sasl && v[name] !== undefined) problems.push(`${name}: set, but KAFKA_SECURITY_PROTOCOL is ${protocol}; SASL needs SASL_PLAINTEXT or SASL_SSL`);
+      }
+      for (const name of ['KAFKA_SSL_CA_FILE', 'KAFKA_SSL_CERT_FILE', 'KAFKA_SSL_KEY_FILE', 'KAFKA_SSL_KEY_PASSWORD']) {
+        if (!tls && v[name] !== undefined) problems.push(`${name}: set, but KAFKA_SECURITY_PROTOCOL is ${protocol}; TLS needs SSL or SASL_SSL`);
+      }
+      if (v.KAFKA_SSL_CERT_FILE !== undefined && v.KAFKA_SSL_KEY_FILE === undefined) problems.push('KAFKA_SSL_KEY_FILE: required with KAFKA_SSL_CERT_FILE (the client certificate\'s key) (unset)');
+      if (v.KAFKA_SSL_KEY_FILE !== undefined && v.KAFKA_SSL_CERT_FILE === undefined) problems.push('KAFKA_SSL_CERT_FILE: required with KAFKA_SSL_KEY_FILE (the client certificate) (unset)');
+      if (v.KAFKA_SSL_KEY_PASSWORD !== undefined && v.KAFKA_SSL_KEY_FILE === undefined) problems.push('KAFKA_SSL_KEY_PASSWORD: set, but KAFKA_SSL_KEY_FILE is not');
+      return problems;
+    },
+  },
+  {
+    names: ['SCHEMA_REGISTRY_URL', 'SCHEMA_REGISTRY_SSL_CA_FILE'],
+    check: (v) => v.SCHEMA_REGISTRY_SSL_CA_FILE !== undefined && !/^https:/i.test(v.SCHEMA_REGISTRY_URL ?? '')
+      ? ['SCHEMA_REGISTRY_SSL_CA_FILE: set, but SCHEMA_REGISTRY_URL is not https']
+      : [],
+  },
+];
+
+/** What commonEnv yields: the settings the shared Kafka and registry clients are built from. */
+export type CommonConfig = z.infer<z.ZodObject<typeof commonEnv>>;
+export type KafkaSecurityConfig = z.infer<z.ZodObject<typeof kafkaSecurityEnv>>;
+export type RegistryConfig = z.infer<z.ZodObject<typeof registryEnv>>;
 
 /** Variables that shape the topics (read by the setup step and by the services that use the tiers). */
 export const topicEnv = {

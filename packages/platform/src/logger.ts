@@ -16,6 +16,14 @@ export const REDACTED_PATHS: readonly string[] = [
   // Standard Webhooks secrets (a destination record's signingSecrets, a rotation's answer) and signatures.
   'signingSecrets', '*.signingSecrets', '*.*.signingSecrets', 'secret', '*.secret', '*.*.secret',
   'headers["webhook-signature"]', '*.headers["webhook-signature"]',
+  // Kafka and registry credentials: kafkajs's sasl/ssl options, the registry's Basic auth, and the
+  // variables that hold them (config.ts) should a config object ever be logged.
+  '*.*.password', 'passphrase', '*.passphrase', '*.*.passphrase',
+  'sasl', '*.sasl', 'ssl.key', '*.ssl.key',
+  'auth', '*.auth', 'registryAuth', '*.registryAuth',
+  'KAFKA_SASL_PASSWORD', '*.KAFKA_SASL_PASSWORD', 'KAFKA_SSL_KEY_PASSWORD', '*.KAFKA_SSL_KEY_PASSWORD',
+  'KAFKA_SSL_KEY_FILE.pem', '*.KAFKA_SSL_KEY_FILE.pem',
+  'SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO', '*.SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO',
 ];
 
 export interface LoggerSettings {

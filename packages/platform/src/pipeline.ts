@@ -1,4 +1,6 @@
 import { AvroCodec, type AvroSchemaName } from './codec/avro-codec.js';
+import { registryConnection } from './codec/registry-connection.js';
+import type { CommonConfig, KafkaSecurityConfig, RegistryConfig } from './config.js';
 import { ConfigView } from './config-view/config-view.js';
 import { createKafka, createProducer, type Kafka, type Producer } from './kafka/client.js';
 import { connectClient } from './kafka/connect.js';
@@ -10,11 +12,8 @@ import { PositionLog } from './exactly-once/position-log.js';
 import { topicNames, type TopicNames } from './kafka/topics.js';
 import type { ServiceRuntime } from './runtime.js';
 
-export interface PipelineSettings {
-  KAFKA_BROKERS: string[];
-  SCHEMA_REGISTRY_URL: string;
-  SWITCHYARD_TOPIC_PREFIX: string;
-}
+/** What a service's parsed config (commonEnv) gives the pipeline: brokers, how to reach them and the registry, naming. */
+export type PipelineSettings = Pick<CommonConfig, 'KAFKA_BROKERS' | 'SWITCHYARD_TOPIC_PREFIX' | keyof KafkaSecurityConfig | keyof RegistryConfig>;
 
 /**
  * The Kafka side every pipeline service needs: a client, its producer (idempotent), the codec with
@@ -28,8 +27,8 @@ export interface PipelineClients {
 }
 
 export async function connectPipeline(runtime: ServiceRuntime, config: PipelineSettings, schemas: readonly AvroSchemaName[]): Promise<PipelineClients> {
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `switchyard-${runtime.service}`, logger: runtime.logger });
-  const codec = new AvroCodec({ registryUrl: config.SCHEMA_REGISTRY_URL });
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `switchyard-${runtime.service}`, logger: runtime.logger, security: config });
+  const codec = new AvroCodec(registryConnection(config));
   runtime.readiness.set('schemas', false);
   const producer = createProducer(kafka);
   await connectClient(runtime.lifecycle, 'producer', producer);
@@ -73,7 +72,7 @@ export interface ExactlyOnceStage {
  * the consumer stopped (register it before the consumer: shutdown runs in reverse order).
  */
 export async function startPartitionTransactions(runtime: ServiceRuntime, config: PipelineSettings, stage: ExactlyOnceStage): Promise<PartitionTransactions> {
-  const txnKafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `switchyard-${runtime.service}-txn`, logger: runtime.logger, overrides: { retry: TRANSACTION_RETRY } });
+  const txnKafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `switchyard-${runtime.service}-txn`, logger: runtime.logger, security: config, overrides: { retry: TRANSACTION_RETRY } });
   const admin = txnKafka.admin();
   await connectClient(runtime.lifecycle, 'offsets-admin', admin);
   let positions: PartitionTransactionsOptions['positions'];

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { loadConfig, commonEnv, topicEnv } from '@switchyard/platform/config';
 import { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import { registryConnection } from '@switchyard/platform/codec/registry-connection';
 import { createKafka } from '@switchyard/platform/kafka/client';
 import { ensureTopics } from '@switchyard/platform/kafka/admin';
 import { topicDeclarations } from '@switchyard/platform/kafka/topics';
@@ -18,13 +19,13 @@ const configSchema = z.object({
 runMain('setup', async () => {
   const config = loadConfig(configSchema);
   const logger = createLogger({ service: 'setup', level: config.LOG_LEVEL });
-  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'switchyard-setup', logger });
+  const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'switchyard-setup', logger, security: config });
   const admin = kafka.admin();
   await admin.connect();
   try {
     const declarations = topicDeclarations({ prefix: config.SWITCHYARD_TOPIC_PREFIX, partitions: config.SWITCHYARD_PARTITIONS, retryTiers: config.SWITCHYARD_RETRY_TIERS.length });
     const result = await ensureTopics(admin, declarations, undefined, config.SWITCHYARD_REPLICATION_FACTOR);
-    const ids = await new AvroCodec({ registryUrl: config.SCHEMA_REGISTRY_URL }).register();
+    const ids = await new AvroCodec(registryConnection(config)).register();
     logger.info({ topics: declarations.length, ...result, schemas: Object.fromEntries(ids) }, 'set-up complete');
   } finally {
     await admin.disconnect();

@@ -1,8 +1,9 @@
 import avro from 'avsc';
-import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { CodecError, RegistryUnavailableError } from '../errors.js';
 import { avroSchemas, type AvroRecordTypes, type AvroSchemaName } from '../schemas/generated.js';
-import { registerSubject } from './schema-registration.js';
+import { createSchemaRegistry, type RegistryConnection } from './registry-connection.js';
+import { registerSubject, type RegistryPut } from './schema-registration.js';
 import { frame, readFrame } from './wire-format.js';
 
 export type { AvroRecordTypes, AvroSchemaName };
@@ -10,9 +11,8 @@ export type { AvroRecordTypes, AvroSchemaName };
 /** A decoded record: which schema it is (by full name) and its value. */
 export type Decoded = { [N in AvroSchemaName]: { name: N; value: AvroRecordTypes[N]; schemaId: number } }[AvroSchemaName];
 
-export interface AvroCodecOptions {
-  /** Confluent-compatible API base, e.g. http://127.0.0.1:8085/apis/ccompat/v7 */
-  registryUrl: string;
+/** The registry's URL, credentials and CA: `registryConnection(config)` from a parsed config. */
+export interface AvroCodecOptions extends RegistryConnection {
   /**
    * How long the registry must go on answering "not found" for a schema id before the id is taken
    * as unknown (default 5 s). Apicurio answers 404 for ids it has in the moment after it starts
@@ -37,15 +37,14 @@ export class AvroCodec {
   private readonly idsByName = new Map<AvroSchemaName, number>();
   private readonly readers = new Map<number, { name: AvroSchemaName; type: avro.Type; resolver: avro.Resolver | undefined }>();
 
-  private readonly registryUrl: string;
+  private readonly put: RegistryPut;
   private readonly notFoundConfirmMs: number;
   /** Schema ids the registry answered "not found" for, and since when. */
   private readonly notFoundSince = new Map<number, number>();
 
-  constructor({ registryUrl, notFoundConfirmMs = 5000 }: AvroCodecOptions) {
-    this.registryUrl = registryUrl;
+  constructor({ notFoundConfirmMs = 5000, ...connection }: AvroCodecOptions) {
     this.notFoundConfirmMs = notFoundConfirmMs;
-    this.registry = new SchemaRegistry({ host: registryUrl }, { [SchemaType.AVRO]: { logicalTypes: {} } });
+    ({ registry: this.registry, put: this.put } = createSchemaRegistry(connection));
     for (const name of Object.keys(avroSchemas) as AvroSchemaName[]) {
       this.localTypes.set(name, avro.Type.forSchema(avroSchemas[name] as unknown as avro.Schema));
     }
@@ -54,7 +53,7 @@ export class AvroCodec {
   /** Registers (idempotently) the given schemas, or all of them, and remembers their ids. */
   async register(names: readonly AvroSchemaName[] = Object.keys(avroSchemas) as AvroSchemaName[]): Promise<Map<AvroSchemaName, number>> {
     for (const name of names) {
-      const { id } = await registerSubject(this.registry, this.registryUrl, name, JSON.stringify(avroSchemas[name]));
+      const { id } = await registerSubject(this.registry, this.put, name, JSON.stringify(avroSchemas[name]));
       this.idsByName.set(name, id);
       const type = this.localType(name);
       this.readers.set(id, { name, type, resolver: undefined });

@@ -1,6 +1,9 @@
 import { SchemaType, type SchemaRegistry } from '@kafkajs/confluent-schema-registry';
 import { withRetries } from '../retry.js';
 
+/** A PUT to the registry API with the connection's credentials and CA (registry-connection.ts). */
+export type RegistryPut = (path: string, body: unknown) => Promise<{ status: number; text: string }>;
+
 /** The compatibility every Switchyard subject has: add fields with defaults, never break readers. */
 export const SUBJECT_COMPATIBILITY = 'BACKWARD';
 
@@ -17,22 +20,19 @@ const RULE_EXISTS = /already exists/i;
  * Both are settled here: a subject without its rule gets it (from us, if its registrant died between
  * the steps), and a rule that already exists is what we wanted; then registering again succeeds.
  */
-export function registerSubject(registry: SchemaRegistry, registryUrl: string, subject: string, schema: string): Promise<{ id: number }> {
+export function registerSubject(registry: SchemaRegistry, put: RegistryPut, subject: string, schema: string): Promise<{ id: number }> {
   return withRetries(async () => {
     try {
       return await registry.register({ type: SchemaType.AVRO, schema }, { subject });
     } catch (err) {
-      if (NO_RULE_YET.test((err as Error).message)) await setCompatibility(registryUrl, subject);
+      if (NO_RULE_YET.test((err as Error).message)) await setCompatibility(put, subject);
       throw err;
     }
   }, { attempts: 6, delayMs: 50, retriable: (err) => RULE_EXISTS.test((err as Error).message) || NO_RULE_YET.test((err as Error).message) });
 }
 
-async function setCompatibility(registryUrl: string, subject: string): Promise<void> {
-  const res = await fetch(`${registryUrl}/config/${encodeURIComponent(subject)}`, {
-    method: 'PUT', headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' }, body: JSON.stringify({ compatibility: SUBJECT_COMPATIBILITY }),
-  });
-  const text = await res.text();
+async function setCompatibility(put: RegistryPut, subject: string): Promise<void> {
+  const res = await put(`/config/${encodeURIComponent(subject)}`, { compatibility: SUBJECT_COMPATIBILITY });
   // A conflict means another process set the rule first: the subject is as wanted.
-  if (!res.ok && !RULE_EXISTS.test(text)) throw new Error(`setting ${subject} to ${SUBJECT_COMPATIBILITY} failed: ${res.status} ${text.slice(0, 200)}`);
+  if ((res.status < 200 || res.status >= 300) && !RULE_EXISTS.test(res.text)) throw new Error(`setting ${subject} to ${SUBJECT_COMPATIBILITY} failed: ${res.status} ${res.text.slice(0, 200)}`);
 }

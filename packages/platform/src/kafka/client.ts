@@ -2,6 +2,7 @@ import { CONCURRENT_TRANSACTIONS_MESSAGE, Kafka, logLevel, type Producer, type A
 import { JavaCompatiblePartitioner } from './partitioner.js';
 import type { Logger } from '../logger.js';
 import { stableRoundRobin } from './stable-round-robin.js';
+import { kafkaSecurityOptions, PLAINTEXT, type KafkaSecuritySettings } from './security.js';
 
 // kafkajs comes in, corrected, through kafkajs/index.ts alone, so the client can be swapped later.
 export type { Producer, Admin, Consumer, Kafka, EachBatchPayload };
@@ -10,7 +11,13 @@ export interface KafkaSettings {
   brokers: string[];
   clientId: string;
   logger: Logger;
-  /** Extra kafkajs settings (ssl, sasl, timeouts) for deployments. */
+  /**
+   * How to connect (KAFKA_SECURITY_PROTOCOL and its companions, as loadConfig parsed them: a
+   * service passes its config); PLAINTEXT when absent. Applied after `overrides`, so the
+   * environment decides TLS and SASL.
+   */
+  security?: KafkaSecuritySettings;
+  /** Extra kafkajs settings (timeouts, retries). */
   overrides?: Partial<KafkaConfig>;
 }
 
@@ -19,7 +26,7 @@ const levelNames: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
 };
 
 /** A kafkajs client whose log lines go through the service's pino logger. */
-export function createKafka({ brokers, clientId, logger, overrides }: KafkaSettings): Kafka {
+export function createKafka({ brokers, clientId, logger, security = PLAINTEXT, overrides }: KafkaSettings): Kafka {
   const log = logger.child({ component: 'kafka' });
   return new Kafka({
     clientId,
@@ -35,6 +42,7 @@ export function createKafka({ brokers, clientId, logger, overrides }: KafkaSetti
       log[routine ? 'debug' : levelNames[level] ?? 'info']({ namespace, ...rest }, message);
     },
     ...overrides,
+    ...kafkaSecurityOptions(security),
   });
 }
 

@@ -26,7 +26,7 @@ export { AssignerProtocol, Kafka, logLevel, Partitioners } from 'kafkajs';
 export const { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes } = kafkajs;
 export type {
   AclEntry, Admin, Cluster, Consumer, ConsumerConfig, ConsumerRunConfig, EachBatchPayload, ICustomPartitioner, IHeaders, KafkaConfig,
-  LogEntry, Message, PartitionAssigner, PartitionerArgs, Producer,
+  LogEntry, Message, PartitionAssigner, PartitionerArgs, Producer, SASLOptions,
 } from 'kafkajs';
 
 // What Switchyard's own code uses of the corrections.
