@@ -1,7 +1,9 @@
-// npm start [-- --brokers 3] [--instances 2 | --instances fanout=2,delivery=2]: the whole pipeline
-// on this machine. Starts (or reuses, via KAFKA_BROKERS / SCHEMA_REGISTRY_URL) Kafka — one broker,
-// or a cluster — and the schema registry, creates the topics, registers the schemas, starts every
-// service (some several times), prints `ready` once all of them are, and stops everything on Ctrl-C.
+// npm start [-- --brokers 3] [--instances 2 | --instances fanout=2,delivery=2] [--secure]: the whole
+// pipeline on this machine. Starts (or reuses, via KAFKA_BROKERS / SCHEMA_REGISTRY_URL) Kafka — one
+// broker, or a cluster — and the schema registry, creates the topics, registers the schemas, starts
+// every service (some several times), prints `ready` once all of them are, and stops everything on
+// Ctrl-C. --secure: one broker on SASL_SSL with ACLs, every program as its own principal
+// (stack/secure.ts; data in .switchyard/secure).
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -10,18 +12,20 @@ import { replicationFor } from './stack/kafka.js';
 import { kafkaAddresses, parseBrokers, parseInstances, serviceInstances } from './stack/layout.js';
 import { repoRoot } from './stack/paths.js';
 import { startStack, type Stack } from './stack/stack.js';
+import { connectionSummary } from './stack/secure.js';
+import { userOf, type AclRole } from '@switchyard/platform/kafka/acls';
 import { runOnce, spawnService, waitForHttp, type ServiceProcess } from './stack/services.js';
 
 const dir = join(repoRoot, '.switchyard');
 const logs = join(dir, 'logs');
 const log = (line: string) => console.log(`[switchyard] ${line}`);
 
-let options: { brokers: number; counts: ReturnType<typeof parseInstances>; kafkaPort: number; registryPort: number };
+let options: { brokers: number; counts: ReturnType<typeof parseInstances>; kafkaPort: number; registryPort: number; secure: boolean };
 try {
-  const { values } = parseArgs({ options: { brokers: { type: 'string' }, instances: { type: 'string' }, 'kafka-port': { type: 'string' }, 'registry-port': { type: 'string' } } });
-  options = { brokers: parseBrokers(values.brokers), counts: parseInstances(values.instances), kafkaPort: Number(values['kafka-port'] ?? 9092), registryPort: Number(values['registry-port'] ?? 8085) };
+  const { values } = parseArgs({ options: { brokers: { type: 'string' }, instances: { type: 'string' }, 'kafka-port': { type: 'string' }, 'registry-port': { type: 'string' }, secure: { type: 'boolean', default: false } } });
+  options = { brokers: parseBrokers(values.brokers), counts: parseInstances(values.instances), kafkaPort: Number(values['kafka-port'] ?? 9092), registryPort: Number(values['registry-port'] ?? 8085), secure: values.secure };
 } catch (err) {
-  console.error(`[switchyard] ${(err as Error).message}\nusage: npm start -- [--brokers N] [--instances N | --instances fanout=2,delivery=2] [--kafka-port 9092] [--registry-port 8085]`);
+  console.error(`[switchyard] ${(err as Error).message}\nusage: npm start -- [--brokers N] [--instances N | --instances fanout=2,delivery=2] [--kafka-port 9092] [--registry-port 8085] [--secure]`);
   process.exit(2);
 }
 const services = serviceInstances(options.counts, process.env);
@@ -44,7 +48,14 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, ()
 
 try {
   const t0 = Date.now();
-  stack = await startStack({ dir, kafka: kafkaAddresses(options.brokers, options.kafkaPort), registryPort: options.registryPort, log });
+  const prefix = process.env.SWITCHYARD_TOPIC_PREFIX || 'switchyard.';
+  stack = await startStack({
+    dir: options.secure ? join(dir, 'secure') : dir, kafka: kafkaAddresses(options.brokers, options.kafkaPort), registryPort: options.registryPort, log,
+    ...(options.secure ? { secure: { prefix } } : {}),
+  });
+  // Secured: each program connects as its own principal (the password by file).
+  const security = stack.security;
+  const as = (role: AclRole): NodeJS.ProcessEnv => (security ? security.env(userOf(role), stack!.brokers) : {});
   const adminToken = process.env.SWITCHYARD_ADMIN_TOKEN || randomBytes(24).toString('base64url');
   const demo = {
     DEMO_WRITE_KEY: process.env.DEMO_WRITE_KEY || 'demo-write-key',
@@ -69,15 +80,16 @@ try {
     onCall: ({ body, signatureValid }) => log(`demo receiver got ${JSON.stringify(body)} (signature ${signatureValid ? 'valid' : 'INVALID'})`),
   });
   log('creating topics and registering schemas');
-  await runOnce('setup', { env, logFile: join(logs, 'setup.log') });
+  await runOnce('setup', { env: { ...env, ...as('setup') }, logFile: join(logs, 'setup.log') });
   for (const s of services) {
-    const proc = spawnService(s.service, { env: { ...env, ...s.env }, logFile: join(logs, `${s.name}.log`) });
+    const proc = spawnService(s.service, { env: { ...env, ...s.env, ...as(s.service as AclRole) }, logFile: join(logs, `${s.name}.log`) });
     started.push(proc);
     void proc.exited.then((code) => { if (!stopping) { log(`${s.name} exited (${code}); see ${join(logs, `${s.name}.log`)}`); void stopAll(1); } });
   }
   await Promise.all(services.map((s, i) => waitForHttp(`http://127.0.0.1:${s.port}/readyz`, 90_000, started[i])));
   for (const s of services) log(`${s.name.padEnd(11)} http://127.0.0.1:${s.port}  (/healthz /readyz /metrics)  log: ${join(logs, `${s.name}.log`)}`);
   log(`KAFKA_BROKERS=${stack.brokers} SCHEMA_REGISTRY_URL=${stack.registryUrl}`);
+  if (security) for (const line of connectionSummary(security, stack.brokers)) log(line);
   log(`debugger    http://127.0.0.1:${services[0]!.port}/debugger  (sign in with the admin token below)`);
   log(`admin token: ${adminToken}${process.env.SWITCHYARD_ADMIN_TOKEN ? ' (from SWITCHYARD_ADMIN_TOKEN)' : ' (generated; set SWITCHYARD_ADMIN_TOKEN to choose one)'}`);
   log(`demo source write key: ${demo.DEMO_WRITE_KEY}; demo receiver http://127.0.0.1:${demo.DEMO_RECEIVER_PORT}/webhook (shared secret ${demo.DEMO_SHARED_SECRET})`);

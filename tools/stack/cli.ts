@@ -1,12 +1,15 @@
-// npm run stack -- fetch [--update-lock] | up [--brokers N] [--kafka-port 9092] [--registry-port 8085]
+// npm run stack -- fetch [--update-lock] | up [--brokers N] [--kafka-port 9092] [--registry-port 8085] [--secure [--prefix switchyard.]]
 //   fetch: download and verify the artifacts only.
 //   up:    run Kafka (one broker, or a cluster of N) and the registry in the foreground (data in
-//          .switchyard/), until Ctrl-C.
+//          .switchyard/), until Ctrl-C. --secure: one broker on SASL_SSL with ACLs for the programs
+//          of the topic prefix (default $SWITCHYARD_TOPIC_PREFIX, else switchyard.), data and client
+//          settings in .switchyard/secure/ (stack/secure.ts).
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureArtifacts } from './artifacts.js';
 import { kafkaAddresses, parseBrokers } from './layout.js';
 import { repoRoot } from './paths.js';
+import { connectionSummary } from './secure.js';
 import { startStack } from './stack.js';
 
 const { positionals, values } = parseArgs({ allowPositionals: true, options: {
@@ -14,6 +17,8 @@ const { positionals, values } = parseArgs({ allowPositionals: true, options: {
   brokers: { type: 'string' },
   'kafka-port': { type: 'string', default: '9092' },
   'registry-port': { type: 'string', default: '8085' },
+  secure: { type: 'boolean', default: false },
+  prefix: { type: 'string' },
 } });
 const log = (line: string) => console.log(line);
 const command = positionals[0] ?? 'up';
@@ -24,7 +29,12 @@ if (command === 'fetch') {
 } else if (command === 'up') {
   let brokers: number;
   try { brokers = parseBrokers(values.brokers); } catch (err) { console.error((err as Error).message); process.exit(2); }
-  const stack = await startStack({ dir: join(repoRoot, '.switchyard'), kafka: kafkaAddresses(brokers, Number(values['kafka-port'])), registryPort: Number(values['registry-port']), log });
+  const prefix = values.prefix ?? (process.env.SWITCHYARD_TOPIC_PREFIX || 'switchyard.');
+  const stack = await startStack({
+    dir: join(repoRoot, '.switchyard', values.secure ? 'secure' : ''), kafka: kafkaAddresses(brokers, Number(values['kafka-port'])), registryPort: Number(values['registry-port']), log,
+    ...(values.secure ? { secure: { prefix } } : {}),
+  });
+  if (stack.security) for (const line of connectionSummary(stack.security, stack.brokers)) log(line);
   log(`stack up: KAFKA_BROKERS=${stack.brokers} SCHEMA_REGISTRY_URL=${stack.registryUrl} (Ctrl-C stops)`);
   const stop = () => { void stack.stop().then(() => process.exit(0)); };
   process.once('SIGINT', stop);

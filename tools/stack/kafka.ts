@@ -2,11 +2,12 @@
 // cluster of such combined nodes whose controllers form one quorum (every node a voter).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createKafka } from '@switchyard/platform/kafka/client';
 import { createLogger } from '@switchyard/platform/logger';
 import { spawnManaged, waitUntil, type ManagedProcess } from './process.js';
+import type { BrokerSecurity, ClientOverrides } from './secure.js';
 
 /** Where one node listens: clients on port, the KRaft quorum on controllerPort. */
 export interface KafkaAddress {
@@ -25,6 +26,8 @@ export interface KafkaOptions extends KafkaAddress {
   cluster?: KafkaAddress[];
   /** The cluster id to format new storage with (all nodes of a cluster share one); default a new one. */
   clusterId?: string;
+  /** Listeners on TLS and SASL, the authorizer, SCRAM users (secure.ts); one node only. Default: plaintext, no authorization. */
+  security?: BrokerSecurity;
 }
 
 export interface RunningKafka extends ManagedProcess {
@@ -42,18 +45,20 @@ export function replicationFor(brokers: number): { replicationFactor: number; mi
   return { replicationFactor, minInsyncReplicas: replicationFactor >= 3 ? 2 : 1 };
 }
 
-export function serverProperties({ dir, port, controllerPort, nodeId = 1, cluster }: Omit<KafkaOptions, 'libs'>): string {
+export function serverProperties({ dir, port, controllerPort, nodeId = 1, cluster, security }: Omit<KafkaOptions, 'libs'>): string {
   const nodes = cluster ?? [{ port, controllerPort }];
   const { replicationFactor: rf, minInsyncReplicas: minIsr } = replicationFor(nodes.length);
   return [
     'process.roles=broker,controller',
     `node.id=${nodeId}`,
     `controller.quorum.voters=${nodes.map((n, i) => `${i + 1}@127.0.0.1:${n.controllerPort}`).join(',')}`,
-    `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
-    `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
-    'inter.broker.listener.name=PLAINTEXT',
-    'controller.listener.names=CONTROLLER',
-    'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    ...(security ? security.properties({ port, controllerPort }) : [
+      `listeners=PLAINTEXT://127.0.0.1:${port},CONTROLLER://127.0.0.1:${controllerPort}`,
+      `advertised.listeners=PLAINTEXT://127.0.0.1:${port}`,
+      'inter.broker.listener.name=PLAINTEXT',
+      'controller.listener.names=CONTROLLER',
+      'listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    ]),
     `log.dirs=${join(dir, 'data')}`,
     // One broker: internal topics cannot have more than one replica. Three or more: three copies,
     // two of them needed for a write (replicationFor).
@@ -116,7 +121,7 @@ function javaArgs(opts: KafkaOptions, mainClass: string, rest: string[]): string
 export async function startKafka(opts: KafkaOptions): Promise<RunningKafka> {
   const proc = await launchNode(opts);
   const brokers = `127.0.0.1:${opts.port}`;
-  await waitUntil('Kafka broker', () => brokerAnswers(opts.port), 90_000, proc);
+  await waitUntil('Kafka broker', () => brokerAnswers(opts.port, opts.security?.client), 90_000, proc);
   return { ...proc, brokers };
 }
 
@@ -165,18 +170,28 @@ export async function startKafkaCluster({ libs, dir, nodes, heap = '512m' }: Clu
 async function launchNode(opts: KafkaOptions): Promise<ManagedProcess> {
   mkdirSync(opts.dir, { recursive: true });
   const props = join(opts.dir, 'server.properties');
-  writeFileSync(props, serverProperties(opts));
+  // A secured node's properties hold its SASL password.
+  writeFileSync(props, serverProperties(opts), { mode: 0o600 });
+  chmodSync(props, 0o600);
   writeFileSync(join(opts.dir, 'log4j.properties'), log4j(opts.dir));
 
   if (formattedClusterId(opts.dir) === undefined) {
-    await new Promise<void>((resolve, reject) => {
-      const format = spawn('java', javaArgs(opts, 'kafka.tools.StorageTool', ['format', `--cluster-id=${opts.clusterId ?? newClusterId()}`, '-c', props, '--ignore-formatted']), { stdio: ['ignore', 'pipe', 'pipe'] });
-      let output = '';
-      format.stdout.on('data', (d) => { output += d; });
-      format.stderr.on('data', (d) => { output += d; });
-      format.on('error', reject);
-      format.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`formatting Kafka storage failed (${code}):\n${output}`))));
-    });
+    // SCRAM users go in an argument file the launcher expands, so no password is on a command line (ps).
+    const scramArgs = join(opts.dir, 'format-scram.args');
+    const scram = opts.security?.scramUsers ?? [];
+    if (scram.length) writeFileSync(scramArgs, scram.map((u) => `--add-scram\nSCRAM-SHA-512=[name=${u.user},password=${u.password}]\n`).join(''), { mode: 0o600 });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const format = spawn('java', javaArgs(opts, 'kafka.tools.StorageTool', ['format', `--cluster-id=${opts.clusterId ?? newClusterId()}`, '-c', props, '--ignore-formatted', ...(scram.length ? [`@${scramArgs}`] : [])]), { stdio: ['ignore', 'pipe', 'pipe'] });
+        let output = '';
+        format.stdout.on('data', (d) => { output += d; });
+        format.stderr.on('data', (d) => { output += d; });
+        format.on('error', reject);
+        format.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`formatting Kafka storage failed (${code}):\n${output}`))));
+      });
+    } finally {
+      rmSync(scramArgs, { force: true });
+    }
   }
 
   return spawnManaged({
@@ -189,13 +204,13 @@ async function launchNode(opts: KafkaOptions): Promise<ManagedProcess> {
 }
 
 /** Ready when the broker answers a metadata request (it accepts connections before it has joined its KRaft quorum). */
-export async function brokerAnswers(port: number): Promise<boolean> {
-  return clusterAnswers([port], 1);
+export async function brokerAnswers(port: number, client?: ClientOverrides): Promise<boolean> {
+  return clusterAnswers([port], 1, client);
 }
 
 /** Ready when the nodes answer a metadata request listing at least `brokers` brokers and an elected controller. */
-export async function clusterAnswers(ports: number[], brokers: number): Promise<boolean> {
-  const kafka = createKafka({ brokers: ports.map((p) => `127.0.0.1:${p}`), clientId: 'switchyard-stack', logger: createLogger({ service: 'stack', level: 'silent' }), overrides: { retry: { retries: 0 } } });
+export async function clusterAnswers(ports: number[], brokers: number, client: ClientOverrides = {}): Promise<boolean> {
+  const kafka = createKafka({ brokers: ports.map((p) => `127.0.0.1:${p}`), clientId: 'switchyard-stack', logger: createLogger({ service: 'stack', level: 'silent' }), overrides: { ...client, retry: { retries: 0 } } });
   const admin = kafka.admin();
   try {
     await admin.connect();

@@ -1,8 +1,9 @@
 // Apicurio Registry (a real Confluent-API-compatible schema registry) on 127.0.0.1, storing its
 // schemas in a Kafka topic (KafkaSQL storage), so schema ids survive a registry restart and live
 // exactly as long as the broker's data.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { REGISTRY_KAFKA_NAMES } from '@switchyard/platform/kafka/acls';
 import { spawnManaged, waitUntil, type ManagedProcess } from './process.js';
 
 export interface RegistryOptions {
@@ -13,6 +14,11 @@ export interface RegistryOptions {
   /** Kafka topic holding the registry's journal. */
   journalTopic?: string;
   heap?: string;
+  /**
+   * Kafka client properties for a secured broker (security.protocol, sasl.*, ssl.truststore.*),
+   * given to every Kafka client of the registry through Apicurio's `apicurio.kafka.common.` prefix.
+   */
+  kafkaClient?: Record<string, string>;
 }
 
 export interface RunningRegistry extends ManagedProcess {
@@ -22,6 +28,7 @@ export interface RunningRegistry extends ManagedProcess {
 
 export async function startRegistry(opts: RegistryOptions): Promise<RunningRegistry> {
   mkdirSync(opts.dir, { recursive: true });
+  writeSecuredKafkaConfig(opts.dir, opts.kafkaClient);
   const proc = await spawnManaged({
     name: 'schema-registry',
     command: 'java',
@@ -60,4 +67,27 @@ export async function setGlobalCompatibility(url: string, level: 'BACKWARD'): Pr
     body: JSON.stringify({ compatibility: level }),
   });
   if (!res.ok) throw new Error(`setting the registry's compatibility to ${level} failed: ${res.status} ${await res.text()}`);
+}
+
+/**
+ * Apicurio's Kafka clients take any client property under `apicurio.kafka.common.`, read from the
+ * configuration by name; environment variables cannot name a property with dots in it
+ * (`sasl.jaas.config`), so they go in config/application.properties in the working directory,
+ * which Quarkus reads at start-up, mode 0600 (it holds the password). Its consumers' groups are
+ * named so that one prefixed ACL covers them. Without kafkaClient the file is removed (a plaintext
+ * stack).
+ */
+function writeSecuredKafkaConfig(dir: string, kafkaClient: Record<string, string> | undefined): void {
+  const file = join(dir, 'config', 'application.properties');
+  if (!kafkaClient) { rmSync(file, { force: true }); return; }
+  mkdirSync(join(dir, 'config'), { recursive: true, mode: 0o700 });
+  const escape = (value: string) => value.replace(/\\/g, '\\\\');
+  const lines = [
+    ...Object.entries(kafkaClient).map(([k, v]) => `apicurio.kafka.common.${k}=${escape(v)}`),
+    // Each of its consumers (journal, snapshots) makes a group <prefix><uuid>: two in one group would wait on each other.
+    `apicurio.kafkasql.consumer.group-prefix=${REGISTRY_KAFKA_NAMES.groupPrefix}`,
+    '',
+  ];
+  writeFileSync(file, lines.join('\n'), { mode: 0o600 });
+  chmodSync(file, 0o600);
 }

@@ -6,7 +6,8 @@ import { createKafka, createProducer, type Kafka, type Producer } from './kafka/
 import { connectClient } from './kafka/connect.js';
 import type { GroupOffsetCommitter } from './exactly-once/group-offset-committer.js';
 import { kafkajsPartitionSource } from './kafka/kafkajs-partition-source.js';
-import { committedOffsetReader, PartitionTransactions, partitionTransactionalId, type PartitionTransactionsOptions } from './exactly-once/partition-transactions.js';
+import { committedOffsetReader, PartitionTransactions, type PartitionTransactionsOptions } from './exactly-once/partition-transactions.js';
+import { partitionTransactionalId, type TransactionalStage } from './kafka/groups.js';
 import { PositionLog } from './exactly-once/position-log.js';
 import { topicNames, type TopicNames } from './kafka/topics.js';
 import type { ServiceRuntime } from './runtime.js';
@@ -50,7 +51,7 @@ const TRANSACTION_RETRY = { initialRetryTime: 10, maxRetryTime: 10_000, retries:
 
 export interface ExactlyOnceStage {
   /** Names the partitions' transactional ids: `<prefix><stage>-p<N>`. */
-  stage: string;
+  stage: TransactionalStage;
   prefix: string;
   groupId: string;
   /** The input topic whose partitions are fenced in one by one. */

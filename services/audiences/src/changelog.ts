@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { RegistryUnavailableError } from '@switchyard/platform/errors';
 import { createConsumer, type Admin, type Kafka } from '@switchyard/platform/kafka/client';
+import { throwawayGroupPrefixes } from '@switchyard/platform/kafka/groups';
 import type { Logger } from '@switchyard/platform/logger';
 import type { AudienceUserState } from '@switchyard/platform/schemas/generated';
 import type { AudienceMetrics } from './audience-metrics.js';
@@ -48,7 +49,7 @@ export async function restorePartition(opts: ChangelogOptions, partition: number
   let read = 0;
   let done!: () => void;
   const finished = new Promise<void>((resolve) => { done = resolve; });
-  const consumer = createConsumer(kafka, { groupId: `${opts.prefix}audiences-restore.${randomUUID()}`, maxWaitTimeInMs: 200 });
+  const consumer = createConsumer(kafka, { groupId: `${throwawayGroupPrefixes(opts.prefix).audiencesRestore}${randomUUID()}`, maxWaitTimeInMs: 200 });
   consumer.on(consumer.events.GROUP_JOIN, () => { if (others.length) consumer.pause([{ topic, partitions: others }]); });
   consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
     if (payload.topic !== topic || payload.partition !== partition) return;

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
 import { createConsumer } from '@switchyard/platform/kafka/client';
+import { groupIds } from '@switchyard/platform/kafka/groups';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { connectPipeline, startConfigView, startPartitionTransactions } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
@@ -27,7 +28,7 @@ runMain('audiences', async () => {
   const view = await startConfigView(runtime, clients);
 
   const metrics = audienceMetrics(runtime.metrics);
-  const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}audiences`;
+  const groupId = groupIds(config.SWITCHYARD_TOPIC_PREFIX).audiences;
   const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 500 }, runtime.logger);
   const admin = kafka.admin();
   await connectClient(runtime.lifecycle, 'changelog-admin', admin);

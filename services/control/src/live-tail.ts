@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { createConsumer, type Consumer, type Kafka } from '@switchyard/platform/kafka/client';
+import { LIVE_TAIL_GROUP_PREFIX } from '@switchyard/platform/kafka/groups';
 import type { Logger } from '@switchyard/platform/logger';
 import { Counter, Gauge, type Registry } from '@switchyard/platform/metrics';
 import { keyMayBelongTo, liveCall, type LiveCall } from './live-call.js';
@@ -108,7 +109,7 @@ export class LiveTail {
   }
 
   private async startConsumer(): Promise<void> {
-    const consumer = createConsumer(this.opts.kafka, { groupId: `switchyard.live-tail.${randomUUID()}`, maxWaitTimeInMs: 250 });
+    const consumer = createConsumer(this.opts.kafka, { groupId: `${LIVE_TAIL_GROUP_PREFIX}${randomUUID()}`, maxWaitTimeInMs: 250 });
     this.consumer = consumer;
     this.ready = false;
     let joined = false;

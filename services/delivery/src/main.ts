@@ -8,6 +8,7 @@ import { unreadableRecord } from '@switchyard/platform/codec/invalid-event';
 import { DestinationStates, followDestinationStates } from '@switchyard/platform/holds/destination-states';
 import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
+import { groupIds } from '@switchyard/platform/kafka/groups';
 import { beforeRejoining } from '@switchyard/platform/kafkajs/index';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { kafkajsPartitionSource } from '@switchyard/platform/kafka/kafkajs-partition-source';
@@ -101,7 +102,8 @@ runMain('delivery', async () => {
   // Short sessions: a replacement takes over a crashed instance's partitions within seconds.
   // Fetches return as soon as records exist (STAGE_FETCH): a task is dispatched as soon as it is
   // committed upstream, and a partition resumed is read within DELIVERY_FETCH_WAIT_MS.
-  const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}${config.DELIVERY_READS === 'retries' ? 'delivery-retries' : 'delivery'}`;
+  const groups = groupIds(config.SWITCHYARD_TOPIC_PREFIX);
+  const groupId = config.DELIVERY_READS === 'retries' ? groups.deliveryRetries : groups.delivery;
   const tierTopics = config.SWITCHYARD_RETRY_TIERS.map((_, i) => topics.retry(i + 1));
   // Fetches are small (64 KB a partition, a few hundred tasks): a destination whose queue is full
   // seeks its partition back, and kafkajs decodes every record of a fetch whether it is used or not.

@@ -8,6 +8,7 @@ import { validateRetryPolicy } from '@switchyard/platform/retry-schedule';
 import { partitionCounts } from '@switchyard/platform/kafka/admin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import { createConsumer, STAGE_FETCH, type Kafka } from '@switchyard/platform/kafka/client';
+import { groupIds } from '@switchyard/platform/kafka/groups';
 import { GroupOffsetCommitter } from '@switchyard/platform/exactly-once/group-offset-committer';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { connectPipeline, startConfigView, startPartitionTransactions } from '@switchyard/platform/pipeline';
@@ -41,7 +42,7 @@ runMain('fanout', async () => {
   const config = loadConfig(configSchema);
   const runtime = createRuntime({ service: 'fanout', logLevel: config.LOG_LEVEL });
   await runtime.listen(config.HOST, config.FANOUT_PORT);
-  const groupId = `${config.SWITCHYARD_TOPIC_PREFIX}fanout`;
+  const groupId = groupIds(config.SWITCHYARD_TOPIC_PREFIX).fanout;
   const clients = await connectPipeline(runtime, config, [
     'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.TraceRecords', 'io.switchyard.pipeline.UsageCount',
     'io.switchyard.pipeline.Replay', 'io.switchyard.pipeline.ReplayProgress', 'io.switchyard.pipeline.DeferredRange', 'io.switchyard.pipeline.DestinationState',

@@ -4,6 +4,7 @@ import { RegistryUnavailableError } from '@switchyard/platform/errors';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import { compileFilter, parseDestinationFilter, type CompiledFilter } from '@switchyard/platform/filters/destination-filter';
 import { createConsumer, createProducer, type Consumer, type Kafka, type Producer } from '@switchyard/platform/kafka/client';
+import { groupIds, replayTransactionalId, throwawayGroupPrefixes } from '@switchyard/platform/kafka/groups';
 import { writtenBySwitchyard } from '@switchyard/platform/kafka/record-origin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import { commitInTransaction, type TransactionRecord } from '@switchyard/platform/exactly-once/transaction';
@@ -28,8 +29,6 @@ export interface ReplayRunnerDeps {
 /** Keys of the replays topic: a request (control) and its progress (the runner). */
 export const replayKeys = { replay: (id: string) => `replay:${id}`, progress: (id: string) => `progress:${id}` };
 
-/** A replay's transactional id: whichever instance runs it fences the one that ran it before. */
-const transactionalIdOf = (prefix: string, id: string) => `${prefix}replay-${id}`;
 /** An instance that died mid-transaction holds read_committed readers of the replays topic until this. */
 const TRANSACTION_TIMEOUT_MS = 10_000;
 
@@ -58,7 +57,7 @@ export class ReplayRunner {
 
   async start(): Promise<void> {
     const { kafka, topics, prefix } = this.deps;
-    const consumer = createConsumer(kafka, { groupId: `${prefix}fanout-replays`, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 500 }, this.log);
+    const consumer = createConsumer(kafka, { groupId: groupIds(prefix).fanoutReplays, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 500 }, this.log);
     this.consumer = consumer;
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => void this.onJoin(payload.memberAssignment[topics.replays] ?? []));
     consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
@@ -188,7 +187,7 @@ class ReplayJob {
 
   async run(): Promise<void> {
     const { kafka, prefix } = this.deps;
-    this.producer = createProducer(kafka, { transactionalId: transactionalIdOf(prefix, this.replay.id), transactionTimeout: TRANSACTION_TIMEOUT_MS });
+    this.producer = createProducer(kafka, { transactionalId: replayTransactionalId(prefix, this.replay.id), transactionTimeout: TRANSACTION_TIMEOUT_MS });
     await this.producer.connect();
     try {
       const progress = this.progress ?? await this.plan();
@@ -255,7 +254,7 @@ class ReplayJob {
     const rate = Math.max(1, Math.min(this.replay.rate, this.deps.maxRate));
     const chunk = chunkSize(rate);
     const target = this.target();
-    const consumer = createConsumer(kafka, { groupId: `${this.deps.prefix}replay-${this.replay.id}-${randomUUID()}`, sessionTimeout: 30_000, heartbeatInterval: 3000, maxWaitTimeInMs: 500, maxBytesPerPartition: 512 * 1024 });
+    const consumer = createConsumer(kafka, { groupId: `${throwawayGroupPrefixes(this.deps.prefix).replayReader}${this.replay.id}-${randomUUID()}`, sessionTimeout: 30_000, heartbeatInterval: 3000, maxWaitTimeInMs: 500, maxBytesPerPartition: 512 * 1024 });
     this.consumer = consumer;
     // Timing for the rate: this run's records over this run's time (a restart starts a new window).
     const startedAt = clock();

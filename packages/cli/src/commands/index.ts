@@ -3,6 +3,7 @@
 // `switchyard --help`, so a new resource is one more file and one more entry there.
 import { Command } from 'commander';
 import { AdminClient } from '../admin-client.js';
+import { acls } from './acls.js';
 import { audiences } from './audiences.js';
 import { computedTraits } from './computed-traits.js';
 import { deadLetters } from './dead-letters.js';
@@ -11,7 +12,7 @@ import { destinations } from './destinations.js';
 import { replays } from './replays.js';
 import { signingSecrets } from './signing-secrets.js';
 import { sources } from './sources.js';
-import { CommandExit, type ActionContext, type GroupSpec } from './spec.js';
+import { CommandExit, type ActionContext, type GroupSpec, type LeafSpec } from './spec.js';
 import { writeKeys } from './write-keys.js';
 
 export { CommandExit, type ActionContext, type GroupSpec, type LeafSpec, type Output } from './spec.js';
@@ -29,6 +30,9 @@ export interface ProgramIo {
 }
 
 export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations, signingSecrets, replays, deadLetters, deletions, audiences, computedTraits];
+
+/** Commands of their own, after the groups in `switchyard --help`. */
+export const standalone: readonly LeafSpec[] = [acls];
 
 /**
  * The commander program for one invocation. It never exits the process: errors are thrown as
@@ -50,25 +54,28 @@ export function buildProgram(io: ProgramIo): Command {
 
   for (const group of groups) {
     const groupCommand = program.command(group.name).description(group.summary);
-    for (const leaf of group.commands) {
-      const command = groupCommand.command(leaf.usage).description(leaf.summary);
-      for (const option of leaf.options?.() ?? []) command.addOption(option);
-      if (leaf.help !== undefined) command.addHelpText('after', leaf.help);
-      command.option('--json', "print the API's JSON response instead of the readable form");
-      command.action(async () => {
-        const ctx = actionContext(program, command, io);
-        // A variadic argument (<id...>) arrives as one array: spread it, so args is flat.
-        const args = (command.processedArgs as (string | string[])[]).flat();
-        const out = await leaf.run(ctx, args, command.opts());
-        const json = program.opts<{ json?: boolean }>().json === true || command.opts<{ json?: boolean }>().json === true;
-        if (!json) io.stdout(out.text);
-        else if (out.json !== undefined) io.stdout(`${JSON.stringify(out.json, null, 2)}\n`);
-        if (out.warning !== undefined) io.stderr(out.warning);
-        if (out.exitCode !== undefined && out.exitCode !== 0) throw new CommandExit(out.exitCode);
-      });
-    }
+    for (const leaf of group.commands) addLeaf(program, groupCommand, leaf, io);
   }
+  for (const leaf of standalone) addLeaf(program, program, leaf, io);
   return program;
+}
+
+function addLeaf(program: Command, parent: Command, leaf: LeafSpec, io: ProgramIo): void {
+  const command = parent.command(leaf.usage).description(leaf.summary);
+  for (const option of leaf.options?.() ?? []) command.addOption(option);
+  if (leaf.help !== undefined) command.addHelpText('after', leaf.help);
+  command.option('--json', "print the API's JSON response instead of the readable form");
+  command.action(async () => {
+    const ctx = actionContext(program, command, io);
+    // A variadic argument (<id...>) arrives as one array: spread it, so args is flat.
+    const args = (command.processedArgs as (string | string[])[]).flat();
+    const out = await leaf.run(ctx, args, command.opts());
+    const json = program.opts<{ json?: boolean }>().json === true || command.opts<{ json?: boolean }>().json === true;
+    if (!json) io.stdout(out.text);
+    else if (out.json !== undefined) io.stdout(`${JSON.stringify(out.json, null, 2)}\n`);
+    if (out.warning !== undefined) io.stderr(out.warning);
+    if (out.exitCode !== undefined && out.exitCode !== 0) throw new CommandExit(out.exitCode);
+  });
 }
 
 function actionContext(program: Command, command: Command, io: ProgramIo): ActionContext {
@@ -78,6 +85,7 @@ function actionContext(program: Command, command: Command, io: ProgramIo): Actio
     now: io.now,
     progress: (line) => io.stderr(`\r${line}\u001b[K`),
     sleep: io.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+    env: (name) => io.env[name] || undefined,
     client() {
       const globals = program.opts<{ url?: string; token?: string }>();
       // An empty variable counts as unset, as `export VAR=` usually means "no value".

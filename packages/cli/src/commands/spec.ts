@@ -34,6 +34,8 @@ export interface ActionContext {
   /** Live progress on stderr (a line redrawn in place), never mixed into the output. */
   progress(line: string): void;
   sleep(ms: number): Promise<void>;
+  /** An environment variable; an empty one counts as unset. */
+  env(name: string): string | undefined;
 }
 
 export interface LeafSpec {

@@ -4,8 +4,8 @@ import type { GroupOffsetCommitter } from './group-offset-committer.js';
 import type { PositionLog } from './position-log.js';
 import { commitInTransaction, type TransactionRecord } from './transaction.js';
 
-/** The transactional id of one input partition of an exactly-once stage: `<prefix><stage>-p<N>`. */
-export const partitionTransactionalId = (prefix: string, stage: string, partition: number): string => `${prefix}${stage}-p${partition}`;
+// The transactional id of one input partition of an exactly-once stage (named with the others in kafka/groups.ts).
+export { partitionTransactionalId } from '../kafka/groups.js';
 
 export interface PartitionTransactionsOptions {
   /** The consumer group whose offsets the transactions commit, and the topic it reads. */

@@ -3,6 +3,7 @@ import type { AvroCodec, Decoded } from '../codec/avro-codec.js';
 import { RegistryUnavailableError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { createConsumer, type Consumer, type Kafka } from './client.js';
+import { followerGroupPrefix, type FollowerLabel } from './groups.js';
 
 export interface RecordMeta { partition: number; offset: string; timestamp: number }
 
@@ -12,7 +13,7 @@ export interface FollowTopicOptions {
   topic: string;
   logger: Logger;
   /** Names the throwaway consumer group (`switchyard.<label>.<uuid>`) and the log lines. */
-  label: string;
+  label: FollowerLabel;
   /** Where to start: the first record, or the first record written at or after a time (ms). */
   from: 'beginning' | { timestamp: number };
   /** Called once per decodable record, in offset order per partition. Tombstones are skipped. */
@@ -27,7 +28,7 @@ export interface FollowTopicOptions {
 export async function followTopic(opts: FollowTopicOptions): Promise<{ stop(): Promise<void> }> {
   const { kafka, codec, topic, logger, label, onRecord } = opts;
   const startOffsets = opts.from === 'beginning' ? [] : await offsetsAt(kafka, topic, opts.from.timestamp);
-  const consumer: Consumer = createConsumer(kafka, { groupId: `switchyard.${label}.${randomUUID()}`, maxWaitTimeInMs: 500 });
+  const consumer: Consumer = createConsumer(kafka, { groupId: `${followerGroupPrefix(label)}${randomUUID()}`, maxWaitTimeInMs: 500 });
   await consumer.connect();
   await consumer.subscribe({ topic, fromBeginning: true });
   // A record is applied once even if a seek below lands after a first fetch from the beginning.

@@ -30,11 +30,14 @@ export function replicationConfigs(replicationFactor: number): Record<string, st
   return replicationFactor >= 3 ? { 'min.insync.replicas': '2' } : {};
 }
 
+/** What every retry tier's topic name starts with (`<prefix>delivery.retry.<tier>`). */
+export const retryTopicPrefix = (prefix: string): string => `${prefix}delivery.retry.`;
+
 export function topicNames(prefix: string) {
   return {
     ingest: `${prefix}ingest`,
     delivery: `${prefix}delivery`,
-    retry: (tier: number) => `${prefix}delivery.retry.${tier}`,
+    retry: (tier: number) => `${retryTopicPrefix(prefix)}${tier}`,
     deadLetter: `${prefix}dead-letter`,
     invalidEvents: `${prefix}invalid-events`,
     config: `${prefix}config`,

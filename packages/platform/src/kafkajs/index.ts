@@ -19,9 +19,13 @@
 // are written, and a correction put into Node's module cache after kafkajs loaded comes too late.
 import './install.js';
 
+import kafkajs from 'kafkajs';
+
 export { AssignerProtocol, Kafka, logLevel, Partitioners } from 'kafkajs';
+// Node finds no named export for these in kafkajs's CommonJS module: taken from its default export.
+export const { AclOperationTypes, AclPermissionTypes, AclResourceTypes, ResourcePatternTypes } = kafkajs;
 export type {
-  Admin, Cluster, Consumer, ConsumerConfig, ConsumerRunConfig, EachBatchPayload, ICustomPartitioner, IHeaders, KafkaConfig,
+  AclEntry, Admin, Cluster, Consumer, ConsumerConfig, ConsumerRunConfig, EachBatchPayload, ICustomPartitioner, IHeaders, KafkaConfig,
   LogEntry, Message, PartitionAssigner, PartitionerArgs, Producer, SASLOptions,
 } from 'kafkajs';
 
