@@ -7,9 +7,11 @@
  *   ACL: retrying cannot help, so the service stops at once (exit 1) with one fatal line naming the
  *   cause and the variable (or the ACL) to fix. kafkajs would otherwise retry some of them
  *   (a TLS error is a connection error to it) for minutes, and the consumer restarts forever.
- * - an unreachable broker: kafkajs retries, as it rides out an outage at run time; during start-up
- *   the service is not ready and `/readyz` names the broker and KAFKA_BROKERS (`problems`), and the
- *   log says so once per broker and cause rather than on every attempt.
+ * - an unreachable broker: kafkajs retries, as it rides out an outage at run time, and the log says
+ *   so once per broker and cause rather than on every attempt. During start-up the service is not
+ *   ready and `/readyz` names the broker and KAFKA_BROKERS (`problems`); a start-up connect still
+ *   failing that way after STARTUP_UNREACHABLE_MS stops the service with that line (connect.ts),
+ *   and the orchestrator's restart backoff retries it.
  *
  * A missing ACL seen only in a kafkajs log line (which names no resource) stops the service after
  * AUTHORIZATION_GRACE_MS, unless the operation that failed reports it first with its resources
@@ -35,7 +37,7 @@ export class FailureWatch {
   private context: FailureContext = { brokers: [], security: PLAINTEXT };
   private onFatal: FatalHandler = exitWithLine;
   private stopped = false;
-  private lastUnreachable: string | undefined;
+  private lastUnreachable: { failure: ConnectionFailure; message: string } | undefined;
   private pendingAuthorization: NodeJS.Timeout | undefined;
 
   /** The runtime's fatal handler (log through the service's logger, exit 1). */
@@ -51,7 +53,17 @@ export class FailureWatch {
   }
 
   /** The last unreachable broker, explained: for /readyz while a start-up connect retries. */
-  unreachable(): string | undefined { return this.lastUnreachable; }
+  unreachable(): string | undefined { return this.lastUnreachable?.message; }
+
+  /** A connect succeeded: whatever was unreachable before is no more. */
+  reachable(): void { this.lastUnreachable = undefined; }
+
+  /** Stops the process if a broker is unreachable now (a start-up connect past its deadline); false otherwise. */
+  stopIfUnreachable(): boolean {
+    if (!this.lastUnreachable) return false;
+    this.fatal(this.lastUnreachable.failure);
+    return true;
+  }
 
   explain(failure: ConnectionFailure, access?: Access): string {
     return explainFailure(failure, access ? { ...this.context, access } : this.context);
@@ -81,7 +93,7 @@ export class FailureWatch {
   private act(failure: ConnectionFailure | undefined, access?: Access): ConnectionFailure | undefined {
     if (!failure) return undefined;
     if (failure.fatal) this.fatal(failure, access);
-    else if (failure.cause === 'unreachable') this.lastUnreachable = this.explain(failure);
+    else if (failure.cause === 'unreachable') this.lastUnreachable = { failure, message: this.explain(failure) };
     return failure;
   }
 
