@@ -39,6 +39,7 @@ export class FailureWatch {
   private stopped = false;
   private lastUnreachable: { failure: ConnectionFailure; message: string } | undefined;
   private pendingAuthorization: NodeJS.Timeout | undefined;
+  private pendingFailure: ConnectionFailure | undefined;
 
   /** The runtime's fatal handler (log through the service's logger, exit 1). */
   handleFatal(onFatal: FatalHandler): void { this.onFatal = onFatal; }
@@ -71,7 +72,13 @@ export class FailureWatch {
 
   /** An error a Kafka operation raised (with what it touched, when known). Fatal causes stop the process. */
   kafkaError(err: unknown, access?: Access): ConnectionFailure | undefined {
-    return this.act(classifyKafkaError(err), access);
+    const failure = classifyKafkaError(err);
+    // kafkajs replaces some refusals by errors of its own ("Failed to find group coordinator" for a
+    // group the principal may not use): a failed operation on a resource of the type just refused
+    // in a log line is taken to be that refusal, and named.
+    const pending = this.pendingFailure;
+    if (!failure && pending?.resourceType && access?.[pending.resourceType]) return this.act(pending, access);
+    return this.act(failure, access);
   }
 
   registryError(err: unknown): ConnectionFailure | undefined {
@@ -83,6 +90,7 @@ export class FailureWatch {
     const failure = classifyKafkaLog(entry);
     if (failure?.cause === 'authorization') {
       // The operation's own error names the resource; this names only its type.
+      this.pendingFailure ??= failure;
       this.pendingAuthorization ??= setTimeout(() => this.fatal(failure), AUTHORIZATION_GRACE_MS);
       this.pendingAuthorization.unref();
       return failure;
@@ -111,6 +119,7 @@ export class FailureWatch {
   reset(): void {
     clearTimeout(this.pendingAuthorization);
     this.pendingAuthorization = undefined;
+    this.pendingFailure = undefined;
     this.stopped = false;
     this.lastUnreachable = undefined;
     this.onFatal = exitWithLine;
