@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { aclTable, userOf, type PrincipalAcls } from '@switchyard/platform/kafka/acls';
 import { createAcls } from '@switchyard/platform/kafka/acl-admin';
 import { createKafka } from '@switchyard/platform/kafka/client';
-import { groupIds } from '@switchyard/platform/kafka/groups';
+import { groupIds, prefixOfPartitionIds } from '@switchyard/platform/kafka/groups';
 import { createLogger } from '@switchyard/platform/logger';
 import { makeTestCa } from '@switchyard/platform/test-support/tls-material';
 import { freeKafkaAddresses, freePort } from '../tools/stack/ports.js';
@@ -25,6 +25,8 @@ import { uniquePrefix } from './support/stack.js';
 const DEADLINE_MS = 30_000;
 /** A principal with every grant of fan-out but the one on its consumer group. */
 const PARTIAL_USER = 'switchyard-test-partial';
+/** One with every grant of fan-out but Write on its partitions' transactional ids (needed once partitions are assigned). */
+const NO_TXN_USER = 'switchyard-test-no-txn';
 const portVars: Record<string, string> = { ingest: 'INGEST_PORT', fanout: 'FANOUT_PORT' };
 
 interface Outcome { code: number | string; ms: number; lines: string[]; fatal: Array<{ msg: string; level: string }> }
@@ -76,18 +78,22 @@ describe('a service on a secured Kafka it cannot use stops with one line naming 
 
   before(async () => {
     // A stack of its own: secured, and with KAFKA_BROKERS/SCHEMA_REGISTRY_URL of the test run ignored.
-    stack = await startStack({ dir, kafka: await freeKafkaAddresses(1), registryPort: await freePort(), log: () => undefined, env: {}, secure: { prefix, extraUsers: [PARTIAL_USER] } });
+    stack = await startStack({ dir, kafka: await freeKafkaAddresses(1), registryPort: await freePort(), log: () => undefined, env: {}, secure: { prefix, extraUsers: [PARTIAL_USER, NO_TXN_USER] } });
     const security = stack.security!;
     passwords = [...security.credentials.values()].map((c) => c.password);
     for (const c of security.credentials.values()) registerSecret(c.password, `SCRAM password of ${c.user}`);
     env = (user) => ({ ...security.env(user, stack.brokers), SCHEMA_REGISTRY_URL: stack.registryUrl, SWITCHYARD_TOPIC_PREFIX: prefix, SWITCHYARD_PARTITIONS: '2', LOG_LEVEL: 'info' });
     await runOnce('setup', { env: env(userOf('setup')) });
-    // PARTIAL_USER: fan-out's grants without Read on its consumer group.
+    // Fan-out's grants, one left out.
     const fanout = aclTable({ prefix }).find((p) => p.role === 'fanout')!;
-    const partial: PrincipalAcls = { ...fanout, user: PARTIAL_USER, principal: `User:${PARTIAL_USER}`, grants: fanout.grants.filter((g) => !(g.resourceType === 'Group' && g.name === groupIds(prefix).fanout)) };
+    const without = (user: string, left: (g: PrincipalAcls['grants'][number]) => boolean): PrincipalAcls => ({ ...fanout, user, principal: `User:${user}`, grants: fanout.grants.filter((g) => !left(g)) });
+    const partial = without(PARTIAL_USER, (g) => g.resourceType === 'Group' && g.name === groupIds(prefix).fanout);
+    const noTxn = without(NO_TXN_USER, (g) => g.resourceType === 'TransactionalId' && g.name === prefixOfPartitionIds(prefix, 'fanout'));
+    assert.equal(partial.grants.length, fanout.grants.length - 1);
+    assert.equal(noTxn.grants.length, fanout.grants.length - 1);
     const admin = createKafka({ brokers: [stack.brokers], clientId: 'test-acls', logger: createLogger({ service: 'test', level: 'silent' }), overrides: security.broker.client }).admin();
     await admin.connect();
-    try { await createAcls(admin, [partial]); } finally { await admin.disconnect(); }
+    try { await createAcls(admin, [partial, noTxn]); } finally { await admin.disconnect(); }
   });
   after(async () => {
     await stack?.stop();
@@ -127,7 +133,7 @@ describe('a service on a secured Kafka it cannot use stops with one line naming 
     }
   });
 
-  it('ingest: a broker that does not answer (named in the log at once, stops after 20 s)', async () => {
+  it('ingest: a broker that does not answer (named in the log at once, stops after 15 s)', async () => {
     const closed = await freePort();
     const outcome = await runUntilExit('ingest', { ...env(userOf('ingest')), KAFKA_BROKERS: `127.0.0.1:${closed}` });
     assertStoppedWith(outcome, new RegExp(`^cannot reach Kafka broker 127\\.0\\.0\\.1:${closed} \\(ECONNREFUSED\\): check KAFKA_BROKERS`), passwords);
@@ -140,5 +146,30 @@ describe('a service on a secured Kafka it cannot use stops with one line naming 
     const user = { ...env(PARTIAL_USER), KAFKA_SASL_USERNAME: PARTIAL_USER, KAFKA_SASL_PASSWORD_FILE: stack.security!.credentials.get(PARTIAL_USER)!.passwordFile };
     const outcome = await runUntilExit('fanout', user);
     assertStoppedWith(outcome, new RegExp(`^Kafka denied Read on Group ${groupIds(prefix).fanout.replace(/\./g, '\\.')} to User:${PARTIAL_USER} \\(GROUP_AUTHORIZATION_FAILED\\)`), passwords);
+  });
+
+  it('fanout: a principal missing Write on its partitions\' transactional ids (refused once it is assigned partitions)', async () => {
+    const user = { ...env(NO_TXN_USER), KAFKA_SASL_USERNAME: NO_TXN_USER, KAFKA_SASL_PASSWORD_FILE: stack.security!.credentials.get(NO_TXN_USER)!.passwordFile };
+    const outcome = await runUntilExit('fanout', user);
+    assertStoppedWith(outcome, new RegExp(`^Kafka denied Write on TransactionalId ${prefixOfPartitionIds(prefix, 'fanout').replace(/\./g, '\\.')}\\d+ to User:${NO_TXN_USER} \\(TRANSACTIONAL_ID_AUTHORIZATION_FAILED\\)`), passwords);
+  });
+
+  it('fanout: a broker that does not answer is named on /readyz while it retries', async () => {
+    const closed = await freePort();
+    const port = await freePort();
+    const proc = spawnService('fanout', { env: { ...env(userOf('fanout')), KAFKA_BROKERS: `127.0.0.1:${closed}`, FANOUT_PORT: String(port) } });
+    try {
+      let problems: Record<string, string> | undefined;
+      const until = Date.now() + 15_000;
+      while (!problems && Date.now() < until) {
+        await new Promise((r) => setTimeout(r, 300));
+        const res = await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => undefined);
+        if (res) { assert.equal(res.status, 503); problems = ((await res.json()) as { problems?: Record<string, string> }).problems; }
+      }
+      assert.match(problems?.producer ?? '', new RegExp(`^cannot reach Kafka broker 127\\.0\\.0\\.1:${closed} \\(ECONNREFUSED\\): check KAFKA_BROKERS`), JSON.stringify(problems));
+      assert.equal(await proc.exited, 1, 'then stops, naming it');
+    } finally {
+      await proc.stop('SIGKILL');
+    }
   });
 });

@@ -27,7 +27,7 @@ const AUTHORIZATION_GRACE_MS = 2000;
 /** How long an identical kafkajs line stays collapsed into a count. */
 export const REPEAT_WINDOW_MS = 30_000;
 
-/** Without a runtime (setup, tools): the same one line, on stderr, and exit 1. */
+/** A start-up failure in a program without a handler: the same one line, on stderr, and exit 1. */
 const exitWithLine: FatalHandler = (message, failure) => {
   process.stderr.write(`${JSON.stringify({ level: 'fatal', time: new Date().toISOString(), msg: message, cause: failure.cause, code: failure.code })}\n`);
   process.exit(1);
@@ -35,7 +35,8 @@ const exitWithLine: FatalHandler = (message, failure) => {
 
 export class FailureWatch {
   private context: FailureContext = { brokers: [], security: PLAINTEXT };
-  private onFatal: FatalHandler = exitWithLine;
+  /** Set by a program that may be stopped (createRuntime, setup): in any other process (tests, tools) the watch only judges. */
+  private onFatal: FatalHandler | undefined;
   private stopped = false;
   private lastUnreachable: { failure: ConnectionFailure; message: string } | undefined;
   private pendingAuthorization: NodeJS.Timeout | undefined;
@@ -61,7 +62,7 @@ export class FailureWatch {
 
   /** Stops the process if a broker is unreachable now (a start-up connect past its deadline); false otherwise. */
   stopIfUnreachable(): boolean {
-    if (!this.lastUnreachable) return false;
+    if (!this.lastUnreachable || !this.onFatal) return false;
     this.fatal(this.lastUnreachable.failure);
     return true;
   }
@@ -105,14 +106,15 @@ export class FailureWatch {
     return failure;
   }
 
-  /** Stops the process with the failure's one line (start-up failures that are not fatal by themselves). */
-  stop(failure: ConnectionFailure): void { this.fatal(failure); }
+  /** Stops the process with the failure's one line (a start-up that failed; on stderr without a handler). */
+  stop(failure: ConnectionFailure): void { this.fatal(failure, undefined, exitWithLine); }
 
-  private fatal(failure: ConnectionFailure, access?: Access): void {
-    if (this.stopped) return;
+  private fatal(failure: ConnectionFailure, access?: Access, fallback?: FatalHandler): void {
+    const onFatal = this.onFatal ?? fallback;
+    if (this.stopped || !onFatal) return;
     this.stopped = true;
     clearTimeout(this.pendingAuthorization);
-    this.onFatal(this.explain(failure, access), failure);
+    onFatal(this.explain(failure, access), failure);
   }
 
   /** For tests: forget every failure and handler. */
@@ -122,7 +124,7 @@ export class FailureWatch {
     this.pendingFailure = undefined;
     this.stopped = false;
     this.lastUnreachable = undefined;
-    this.onFatal = exitWithLine;
+    this.onFatal = undefined;
     this.context = { brokers: [], security: PLAINTEXT };
   }
 }
