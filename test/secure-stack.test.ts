@@ -143,8 +143,10 @@ describe('the secured stack: SASL_SSL only, ACLs, each program as its own princi
     clearTimeout(timer);
     assert.notEqual(code, 0, proc.output.slice(-10).join('\n'));
     assert.notEqual(code, 'SIGKILL', 'fan-out kept running without its grant on the positions topic');
-    // Today the start-up failure carries kafkajs's message, which names the resource type only.
-    assert.match(proc.output.join('\n'), /Not authorized to access topics/);
+    // One line names what to grant: the operation, the resource (with what the failed request touched) and the principal.
+    const line = proc.output.find((l) => l.includes('Kafka denied'));
+    assert.ok(line, proc.output.slice(-10).join('\n'));
+    assert.match(line, new RegExp(`Kafka denied Describe on Topic [^"]*${topics.fanoutPositions.replace(/\./g, '\\.')}[^"]* to User:${PARTIAL}`));
   });
 
   it('writes every credential and key file 0600, and no password into any log', () => {

@@ -129,6 +129,7 @@ function fromKafkaText(text: string, broker: string | undefined): ConnectionFail
 /** The cause of an error a kafkajs client raised, or undefined when it is none of the above. */
 export function classifyKafkaError(err: unknown): ConnectionFailure | undefined {
   for (const e of chain(err)) {
+    if (isRegistryError(e)) return undefined;
     const broker = typeof e.broker === 'string' ? e.broker : undefined;
     const at = broker ? { broker } : {};
     const type = typeof e.type === 'string' ? e.type : undefined;
@@ -156,6 +157,12 @@ export function classifyKafkaLog(entry: { message?: unknown; error?: unknown; br
     if (failure) return failure;
   }
   return undefined;
+}
+
+/** The registry client's errors (ResponseError, "Confluent_Schema_Registry - ..."). */
+export function isRegistryError(err: unknown): boolean {
+  const e = err as ErrorLike | undefined;
+  return !!e && (e.name === 'ResponseError' || (typeof e.message === 'string' && e.message.startsWith('Confluent_Schema_Registry')));
 }
 
 /**

@@ -7,15 +7,26 @@ import type { Logger } from './logger.js';
  */
 export class Readiness {
   private readonly checks = new Map<string, boolean>();
+  private readonly explainers = new Map<string, () => string | undefined>();
   private stopping = false;
 
-  set(name: string, ready: boolean): void { this.checks.set(name, ready); }
+  /** `explain` says why a check is false, while it is (e.g. the broker a connect cannot reach). */
+  set(name: string, ready: boolean, explain?: () => string | undefined): void {
+    this.checks.set(name, ready);
+    if (explain) this.explainers.set(name, explain); else this.explainers.delete(name);
+  }
+
   markStopping(): void { this.stopping = true; }
 
-  state(): { ready: boolean; stopping: boolean; checks: Record<string, boolean> } {
+  state(): { ready: boolean; stopping: boolean; checks: Record<string, boolean>; problems?: Record<string, string> } {
     const checks = Object.fromEntries(this.checks);
     const ready = !this.stopping && this.checks.size > 0 && [...this.checks.values()].every(Boolean);
-    return { ready, stopping: this.stopping, checks };
+    const problems: Record<string, string> = {};
+    for (const [name, explain] of this.explainers) {
+      const problem = this.checks.get(name) === false ? explain() : undefined;
+      if (problem) problems[name] = problem;
+    }
+    return { ready, stopping: this.stopping, checks, ...(Object.keys(problems).length > 0 ? { problems } : {}) };
   }
 }
 

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
+import { isRegistryError } from './connection-failures.js';
 import { ConfigError } from './errors.js';
+import { exitOnFatal, failureWatch } from './kafka/failure-watch.js';
 import { createServer, type ServerOptions } from './http/server.js';
 import { Lifecycle, type Readiness } from './lifecycle.js';
 import { createLogger, type Logger } from './logger.js';
@@ -34,6 +36,7 @@ export function createRuntime({ service, logLevel, server: serverOptions, shutdo
   const logger = createLogger({ service, level: logLevel });
   const metrics = createMetricsRegistry(service);
   const lifecycle = new Lifecycle(logger, shutdownTimeoutMs);
+  failureWatch.handleFatal(exitOnFatal(logger));
   const server = createServer({ logger, metrics, readiness: lifecycle.readiness, ...serverOptions });
   lifecycle.handleSignals();
   // Ready only once main finished (runMain): between two start-up steps every check registered so
@@ -66,8 +69,9 @@ export function createRuntime({ service, logLevel, server: serverOptions, shutdo
 
 /**
  * Runs a service's main: once it has finished, the service may report ready (the `start-up` check);
- * configuration errors print every problem and exit 2; any other start-up failure is logged and
- * exits 1 (the orchestrator restarts the pod).
+ * configuration errors print every problem and exit 2; a Kafka or registry connection failure
+ * (failure-watch.ts) one line naming its cause and variable, exit 1; any other start-up failure is
+ * logged and exits 1 (the orchestrator restarts the pod).
  */
 export function runMain(service: string, main: () => Promise<unknown>): void {
   main().then(() => startingReadiness?.set(START_UP, true)).catch((err: unknown) => {
@@ -77,6 +81,8 @@ export function runMain(service: string, main: () => Promise<unknown>): void {
       process.stderr.write(`${service}: ${err.message}\n`);
       process.exit(2);
     }
+    const failure = isRegistryError(err) ? failureWatch.registryError(err) : failureWatch.kafkaError(err);
+    if (failure) { failureWatch.stop(failure); return; }
     process.stderr.write(`${JSON.stringify({ level: 'fatal', service, msg: 'start-up failed', err: { message: (err as Error)?.message, stack: (err as Error)?.stack } })}\n`);
     process.exit(1);
   });

@@ -5,6 +5,7 @@ import { loadConfig, commonEnv, topicEnv } from '@switchyard/platform/config';
 import { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { registryConnection } from '@switchyard/platform/codec/registry-connection';
 import { createKafka } from '@switchyard/platform/kafka/client';
+import { exitOnFatal, failureWatch } from '@switchyard/platform/kafka/failure-watch';
 import { ensureTopics } from '@switchyard/platform/kafka/admin';
 import { topicDeclarations } from '@switchyard/platform/kafka/topics';
 import { createLogger } from '@switchyard/platform/logger';
@@ -19,6 +20,7 @@ const configSchema = z.object({
 runMain('setup', async () => {
   const config = loadConfig(configSchema);
   const logger = createLogger({ service: 'setup', level: config.LOG_LEVEL });
+  failureWatch.handleFatal(exitOnFatal(logger));
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: 'switchyard-setup', logger, security: config });
   const admin = kafka.admin();
   await admin.connect();

@@ -1,6 +1,8 @@
 import avro from 'avsc';
 import type { SchemaRegistry } from '@kafkajs/confluent-schema-registry';
+import { classifyRegistryError } from '../connection-failures.js';
 import { CodecError, RegistryUnavailableError } from '../errors.js';
+import { failureWatch } from '../kafka/failure-watch.js';
 import { avroSchemas, type AvroRecordTypes, type AvroSchemaName } from '../schemas/generated.js';
 import { createSchemaRegistry, type RegistryConnection } from './registry-connection.js';
 import { registerSubject, type RegistryPut } from './schema-registration.js';
@@ -45,6 +47,7 @@ export class AvroCodec {
   constructor({ notFoundConfirmMs = 5000, ...connection }: AvroCodecOptions) {
     this.notFoundConfirmMs = notFoundConfirmMs;
     ({ registry: this.registry, put: this.put } = createSchemaRegistry(connection));
+    failureWatch.useRegistry(connection.registryUrl);
     for (const name of Object.keys(avroSchemas) as AvroSchemaName[]) {
       this.localTypes.set(name, avro.Type.forSchema(avroSchemas[name] as unknown as avro.Schema));
     }
@@ -129,6 +132,8 @@ export class AvroCodec {
     try {
       writer = (await this.registry.getSchema(schemaId)) as unknown as avro.Type;
     } catch (err) {
+      // Refused credentials or an untrusted certificate stop the service (failure-watch.ts).
+      if (classifyRegistryError(err)?.fatal) failureWatch.registryError(err);
       // The client reports a refused connection as a response too (status 400): only a 404 is the
       // registry's own "no such id", and only once it has said so for a while.
       if ((err as { status?: unknown }).status !== 404) throw new RegistryUnavailableError(`schema id ${schemaId} could not be looked up: ${(err as Error).message}`, err);

@@ -3,6 +3,8 @@ import { JavaCompatiblePartitioner } from './partitioner.js';
 import type { Logger } from '../logger.js';
 import { stableRoundRobin } from './stable-round-robin.js';
 import { kafkaSecurityOptions, PLAINTEXT, type KafkaSecuritySettings } from './security.js';
+import { consumerAccess, guardAdmin, guardConsumer, guardProducer, subscribedTopics } from './access-guard.js';
+import { failureWatch, kafkaLogLine, RepeatCollapser } from './failure-watch.js';
 
 // kafkajs comes in, corrected, through kafkajs/index.ts alone, so the client can be swapped later.
 export type { Producer, Admin, Consumer, Kafka, EachBatchPayload };
@@ -25,10 +27,17 @@ const levelNames: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error', [logLevel.WARN]: 'warn', [logLevel.INFO]: 'info', [logLevel.DEBUG]: 'debug',
 };
 
-/** A kafkajs client whose log lines go through the service's pino logger. */
+/**
+ * A kafkajs client whose log lines go through the service's pino logger, repeats collapsed, and
+ * whose failures are judged by the process's failure watch (failure-watch.ts): a refused
+ * credential, an untrusted certificate or a missing ACL stops the service with one line naming
+ * the variable or the ACL; every producer, consumer and admin it makes reports what it touched.
+ */
 export function createKafka({ brokers, clientId, logger, security = PLAINTEXT, overrides }: KafkaSettings): Kafka {
   const log = logger.child({ component: 'kafka' });
-  return new Kafka({
+  const collapser = new RepeatCollapser();
+  failureWatch.useKafka(brokers, security);
+  const kafka = new Kafka({
     clientId,
     brokers,
     connectionTimeout: 3000,
@@ -36,14 +45,19 @@ export function createKafka({ brokers, clientId, logger, security = PLAINTEXT, o
     retry: { initialRetryTime: 200, retries: 8 },
     logLevel: logLevel.WARN,
     logCreator: () => ({ namespace, level, log: entry }: LogEntry) => {
-      const { message, ...rest } = entry;
       // Refused while the previous transaction completes, and retried at once (kafkajs/concurrent-transactions-retry.ts).
-      const routine = rest.error === CONCURRENT_TRANSACTIONS_MESSAGE;
-      log[routine ? 'debug' : levelNames[level] ?? 'info']({ namespace, ...rest }, message);
+      const routine = entry.error === CONCURRENT_TRANSACTIONS_MESSAGE;
+      const line = kafkaLogLine(failureWatch, collapser, routine ? 'debug' : levelNames[level] ?? 'info', namespace, entry as unknown as Record<string, unknown>);
+      if (line) log[line.level](line.fields, line.msg);
     },
     ...overrides,
     ...kafkaSecurityOptions(security),
   });
+  const { producer, consumer, admin } = kafka;
+  kafka.producer = (config) => guardProducer(failureWatch, producer.call(kafka, config), config?.transactionalId);
+  kafka.consumer = (config) => guardConsumer(failureWatch, consumer.call(kafka, config), config.groupId);
+  kafka.admin = (config) => guardAdmin(failureWatch, admin.call(kafka, config));
+  return kafka;
 }
 
 /**
@@ -103,6 +117,8 @@ export function createConsumer(kafka: Kafka, config: ConsumerConfig, logger?: Lo
     timer.unref();
   };
   consumer.on(consumer.events.CRASH, ({ payload }) => {
+    // A missing ACL or refused credentials stop the process here rather than restart it forever.
+    failureWatch.kafkaError(payload.error, consumerAccess(config.groupId, subscribedTopics(consumer)));
     if (!payload.restart && !stopped && runConfig) runAgain(1000);
   });
   return consumer;
