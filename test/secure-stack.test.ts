@@ -14,6 +14,7 @@ import { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { aclTable, userOf, type AclRole } from '@switchyard/platform/kafka/acls';
 import { createAcls } from '@switchyard/platform/kafka/acl-admin';
 import { createKafka, createProducer } from '@switchyard/platform/kafka/client';
+import { failureWatch } from '@switchyard/platform/kafka/failure-watch';
 import { topicNames } from '@switchyard/platform/kafka/topics';
 import { createLogger } from '@switchyard/platform/logger';
 import { freeKafkaAddresses, freePort } from '../tools/stack/ports.js';
@@ -27,6 +28,29 @@ import { uniquePrefix } from './support/stack.js';
 
 /** A principal the stack creates with no ACLs: the test grants it fan-out's table less one grant. */
 const PARTIAL = 'switchyard-fanout-partial';
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * The failure watch stops a process refused by Kafka (a service missing an ACL); in this process
+ * the refusals are what is tested, so it reports them: expected ones through `denied`, any other
+ * here, which the last test requires to stay empty.
+ */
+const unexpected: string[] = [];
+const reportUnexpected = () => { failureWatch.reset(); failureWatch.handleFatal((message) => unexpected.push(message)); };
+
+/** Runs what Kafka must refuse; returns the line the failure watch would have stopped a service with. */
+async function denied(action: () => Promise<unknown>): Promise<string> {
+  const lines: string[] = [];
+  failureWatch.reset();
+  failureWatch.handleFatal((message) => lines.push(message));
+  try {
+    await assert.rejects(action, /authoriz/i);
+  } finally {
+    reportUnexpected();
+  }
+  return lines[0] ?? '';
+}
 
 describe('the secured stack: SASL_SSL only, ACLs, each program as its own principal', () => {
   const prefix = uniquePrefix('secure');
@@ -42,10 +66,11 @@ describe('the secured stack: SASL_SSL only, ACLs, each program as its own princi
   const as = (user: string): NodeJS.ProcessEnv => ({ ...base, ...stack.security!.env(user, stack.brokers) });
   const kafkaAs = (user: string) => createKafka({
     brokers: stack.brokers.split(','), clientId: `test-${user}`, logger: createLogger({ service: 'test-secure', level: 'silent' }),
-    overrides: { ...stack.security!.clientOverrides(user), retry: { retries: 2 } },
+    security: stack.security!.clientSecurity(user), overrides: { retry: { retries: 2 } },
   });
 
   before(async () => {
+    reportUnexpected();
     stack = await startStack({ dir, kafka: await freeKafkaAddresses(1), registryPort: await freePort(), log: () => undefined, env: {}, secure: { prefix, extraUsers: [PARTIAL] } });
     for (const { user, password } of stack.security!.credentials.values()) registerSecret(password, `SCRAM password of ${user}`);
     base = { SCHEMA_REGISTRY_URL: stack.registryUrl, SWITCHYARD_TOPIC_PREFIX: prefix, SWITCHYARD_PARTITIONS: '3', LOG_LEVEL: 'info', SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8' };
@@ -107,23 +132,35 @@ describe('the secured stack: SASL_SSL only, ACLs, each program as its own princi
           }),
         }],
       });
-      // The same principal may write nowhere else.
-      await assert.rejects(producer.send({ topic: topics.config, acks: -1, messages: [{ key: 'source:x', value: null }] }), /authoriz/i);
     } finally {
       await producer.disconnect();
     }
     await receiver.waitFor(() => receiver.forMessage(messageId).length > 0, 60_000);
     assert.equal(JSON.parse(receiver.forMessage(messageId)[0]!.text).properties.via, 'kafka');
+    // The same principal may write nowhere else.
+    const line = await denied(async () => {
+      const other = createProducer(kafkaAs(userOf('producer')));
+      await other.connect();
+      try {
+        await other.send({ topic: topics.config, acks: -1, messages: [{ key: 'source:x', value: null }] });
+      } finally {
+        await other.disconnect();
+      }
+    });
+    assert.match(line, new RegExp(`Kafka denied Write on Topic ${escape(topics.config)} to User:${userOf('producer')}`));
   });
 
   it('a principal with no ACLs can read nothing', async () => {
-    const admin = kafkaAs(PARTIAL).admin();
-    await admin.connect();
-    try {
-      await assert.rejects(admin.fetchTopicOffsets(topics.ingest), /authoriz/i);
-    } finally {
-      await admin.disconnect();
-    }
+    const line = await denied(async () => {
+      const admin = kafkaAs(PARTIAL).admin();
+      await admin.connect();
+      try {
+        await admin.fetchTopicOffsets(topics.ingest);
+      } finally {
+        await admin.disconnect();
+      }
+    });
+    assert.match(line, new RegExp(`Kafka denied Describe on Topic ${escape(topics.ingest)} to User:${PARTIAL}`));
   });
 
   it('fan-out as a principal missing one of its grants stops with a non-zero exit', async () => {
@@ -146,10 +183,11 @@ describe('the secured stack: SASL_SSL only, ACLs, each program as its own princi
     // One line names what to grant: the operation, the resource (with what the failed request touched) and the principal.
     const line = proc.output.find((l) => l.includes('Kafka denied'));
     assert.ok(line, proc.output.slice(-10).join('\n'));
-    assert.match(line, new RegExp(`Kafka denied Describe on Topic [^"]*${topics.fanoutPositions.replace(/\./g, '\\.')}[^"]* to User:${PARTIAL}`));
+    assert.match(line, new RegExp(`Kafka denied Describe on Topic [^"]*${escape(topics.fanoutPositions)}[^"]* to User:${PARTIAL}`));
   });
 
-  it('writes every credential and key file 0600, and no password into any log', () => {
+  it('writes every credential and key file 0600, and no password into any log; nothing else was refused', () => {
+    assert.deepEqual(unexpected, []);
     const passwords = [...stack.security!.credentials.values()].map((c) => c.password);
     const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : [join(d, e.name)]));
     const files = walk(dir);

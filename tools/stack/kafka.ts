@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { createKafka } from '@switchyard/platform/kafka/client';
 import { createLogger } from '@switchyard/platform/logger';
 import { spawnManaged, waitUntil, type ManagedProcess } from './process.js';
-import type { BrokerSecurity, ClientOverrides } from './secure.js';
+import type { KafkaSecuritySettings } from '@switchyard/platform/kafka/security';
+import type { BrokerSecurity } from './secure.js';
 
 /** Where one node listens: clients on port, the KRaft quorum on controllerPort. */
 export interface KafkaAddress {
@@ -204,13 +205,13 @@ async function launchNode(opts: KafkaOptions): Promise<ManagedProcess> {
 }
 
 /** Ready when the broker answers a metadata request (it accepts connections before it has joined its KRaft quorum). */
-export async function brokerAnswers(port: number, client?: ClientOverrides): Promise<boolean> {
-  return clusterAnswers([port], 1, client);
+export async function brokerAnswers(port: number, security?: KafkaSecuritySettings): Promise<boolean> {
+  return clusterAnswers([port], 1, security);
 }
 
 /** Ready when the nodes answer a metadata request listing at least `brokers` brokers and an elected controller. */
-export async function clusterAnswers(ports: number[], brokers: number, client: ClientOverrides = {}): Promise<boolean> {
-  const kafka = createKafka({ brokers: ports.map((p) => `127.0.0.1:${p}`), clientId: 'switchyard-stack', logger: createLogger({ service: 'stack', level: 'silent' }), overrides: { ...client, retry: { retries: 0 } } });
+export async function clusterAnswers(ports: number[], brokers: number, security?: KafkaSecuritySettings): Promise<boolean> {
+  const kafka = createKafka({ brokers: ports.map((p) => `127.0.0.1:${p}`), clientId: 'switchyard-stack', logger: createLogger({ service: 'stack', level: 'silent' }), ...(security ? { security } : {}), overrides: { retry: { retries: 0 } } });
   const admin = kafka.admin();
   try {
     await admin.connect();
