@@ -122,7 +122,13 @@ function javaArgs(opts: KafkaOptions, mainClass: string, rest: string[]): string
 export async function startKafka(opts: KafkaOptions): Promise<RunningKafka> {
   const proc = await launchNode(opts);
   const brokers = `127.0.0.1:${opts.port}`;
-  await waitUntil('Kafka broker', () => brokerAnswers(opts.port, opts.security?.client), 90_000, proc);
+  try {
+    await waitUntil('Kafka broker', () => brokerAnswers(opts.port, opts.security?.client), 90_000, proc);
+  } catch (err) {
+    // Never ready: nobody else holds it to stop it.
+    await proc.stop();
+    throw err;
+  }
   return { ...proc, brokers };
 }
 
