@@ -27,6 +27,10 @@ describe('ensureCredentials', () => {
     assert.equal(ensureCredentials(join(dir, 'c1'), ['switchyard-a']).get('switchyard-a')!.password, a.password);
   });
 
+  it('refuses to make a password for storage formatted with an earlier one', () => {
+    assert.throws(() => ensureCredentials(join(dir, 'c1'), ['switchyard-a', 'switchyard-new'], { existing: true }), /switchyard-new\.password is missing/);
+  });
+
   it('refuses a user name a JAAS line or --add-scram would misread', () => {
     assert.throws(() => ensureCredentials(join(dir, 'c2'), ['a,b']), /letters, digits/);
   });

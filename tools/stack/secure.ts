@@ -11,7 +11,7 @@ import { createKafka } from '@switchyard/platform/kafka/client';
 import type { KafkaSecuritySettings } from '@switchyard/platform/kafka/security';
 import { createLogger } from '@switchyard/platform/logger';
 import { ensureCredentials, writeEnvFile, type Credential } from './credentials.js';
-import type { KafkaAddress } from './kafka.js';
+import { formattedClusterId, type KafkaAddress } from './kafka.js';
 import { BROKER_CERT_NAME, makeBrokerTls } from './tls.js';
 
 /** The broker's own principal: inter-broker SASL and its certificate towards the controller listener. */
@@ -51,7 +51,9 @@ export interface StackSecurity {
  */
 export async function prepareSecurity(dir: string, extraUsers: readonly string[] = []): Promise<StackSecurity> {
   const { caFile, keystoreFile } = await makeBrokerTls(join(dir, 'tls'));
-  const credentials = ensureCredentials(join(dir, 'credentials'), [BROKER_USER, ADMIN_USER, ...ACL_ROLES.map(userOf), ...extraUsers]);
+  // The SCRAM users are made when the storage is formatted: a formatted one keeps its passwords.
+  const existing = formattedClusterId(join(dir, 'kafka')) !== undefined;
+  const credentials = ensureCredentials(join(dir, 'credentials'), [BROKER_USER, ADMIN_USER, ...ACL_ROLES.map(userOf), ...extraUsers], { existing });
   const credential = (user: string) => {
     const found = credentials.get(user);
     if (!found) throw new Error(`no credentials for ${user} in ${join(dir, 'credentials')}`);
