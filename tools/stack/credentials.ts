@@ -4,7 +4,7 @@
 // Passwords are never printed or logged; what is shown is where their files are.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 export interface Credential {
   user: string;
@@ -19,14 +19,20 @@ export interface Credential {
  */
 export const newPassword = (): string => randomBytes(32).toString('base64url');
 
-/** Each user's credential from dir, made (with a new password) where missing. */
-export function ensureCredentials(dir: string, users: readonly string[]): Map<string, Credential> {
+/**
+ * Each user's credential from dir, made (with a new password) where missing, unless `existing`:
+ * storage formatted with the old passwords would refuse new ones.
+ */
+export function ensureCredentials(dir: string, users: readonly string[], { existing = false } = {}): Map<string, Credential> {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   chmodSync(dir, 0o700);
   return new Map(users.map((user) => {
     if (!/^[\w.-]+$/.test(user)) throw new Error(`user name ${JSON.stringify(user)}: letters, digits, '.', '_' and '-' only`);
     const passwordFile = join(dir, `${user}.password`);
-    if (!existsSync(passwordFile)) writeFileSync(passwordFile, newPassword(), { mode: 0o600 });
+    if (!existsSync(passwordFile)) {
+      if (existing) throw new Error(`${passwordFile} is missing, but the broker's storage was formatted with its password: delete ${dirname(dir)} to start over`);
+      writeFileSync(passwordFile, newPassword(), { mode: 0o600 });
+    }
     chmodSync(passwordFile, 0o600);
     return [user, { user, passwordFile, password: readFileSync(passwordFile, 'utf8').trim() }];
   }));

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { createKafka } from '@switchyard/platform/kafka/client';
 import { createLogger } from '@switchyard/platform/logger';
 import { spawnManaged, waitUntil, type ManagedProcess } from './process.js';
-import type { BrokerSecurity, ClientOverrides } from './secure.js';
+import type { KafkaSecuritySettings } from '@switchyard/platform/kafka/security';
+import type { BrokerSecurity } from './secure.js';
 
 /** Where one node listens: clients on port, the KRaft quorum on controllerPort. */
 export interface KafkaAddress {
@@ -121,7 +122,13 @@ function javaArgs(opts: KafkaOptions, mainClass: string, rest: string[]): string
 export async function startKafka(opts: KafkaOptions): Promise<RunningKafka> {
   const proc = await launchNode(opts);
   const brokers = `127.0.0.1:${opts.port}`;
-  await waitUntil('Kafka broker', () => brokerAnswers(opts.port, opts.security?.client), 90_000, proc);
+  try {
+    await waitUntil('Kafka broker', () => brokerAnswers(opts.port, opts.security?.client), 90_000, proc);
+  } catch (err) {
+    // Never ready: nobody else holds it to stop it.
+    await proc.stop();
+    throw err;
+  }
   return { ...proc, brokers };
 }
 
@@ -204,13 +211,13 @@ async function launchNode(opts: KafkaOptions): Promise<ManagedProcess> {
 }
 
 /** Ready when the broker answers a metadata request (it accepts connections before it has joined its KRaft quorum). */
-export async function brokerAnswers(port: number, client?: ClientOverrides): Promise<boolean> {
-  return clusterAnswers([port], 1, client);
+export async function brokerAnswers(port: number, security?: KafkaSecuritySettings): Promise<boolean> {
+  return clusterAnswers([port], 1, security);
 }
 
 /** Ready when the nodes answer a metadata request listing at least `brokers` brokers and an elected controller. */
-export async function clusterAnswers(ports: number[], brokers: number, client: ClientOverrides = {}): Promise<boolean> {
-  const kafka = createKafka({ brokers: ports.map((p) => `127.0.0.1:${p}`), clientId: 'switchyard-stack', logger: createLogger({ service: 'stack', level: 'silent' }), overrides: { ...client, retry: { retries: 0 } } });
+export async function clusterAnswers(ports: number[], brokers: number, security?: KafkaSecuritySettings): Promise<boolean> {
+  const kafka = createKafka({ brokers: ports.map((p) => `127.0.0.1:${p}`), clientId: 'switchyard-stack', logger: createLogger({ service: 'stack', level: 'silent' }), ...(security ? { security } : {}), overrides: { retry: { retries: 0 } } });
   const admin = kafka.admin();
   try {
     await admin.connect();

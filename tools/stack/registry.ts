@@ -50,7 +50,13 @@ export async function startRegistry(opts: RegistryOptions): Promise<RunningRegis
   });
   const base = `http://127.0.0.1:${opts.port}`;
   const url = `${base}/apis/ccompat/v7`;
-  await waitUntil('schema registry', async () => (await fetch(`${base}/health/ready`)).ok && (await fetch(`${url}/subjects`)).ok, 120_000, proc);
+  try {
+    await waitUntil('schema registry', async () => (await fetch(`${base}/health/ready`)).ok && (await fetch(`${url}/subjects`)).ok, 120_000, proc);
+  } catch (err) {
+    // Never ready: nobody else holds it to stop it.
+    await proc.stop();
+    throw err;
+  }
   await setGlobalCompatibility(url, 'BACKWARD');
   return { ...proc, url };
 }

@@ -7,19 +7,18 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ACL_ROLES, aclTable, userOf, type AclRole, type PrincipalAcls } from '@switchyard/platform/kafka/acls';
 import { createAcls } from '@switchyard/platform/kafka/acl-admin';
-import { createKafka, type KafkaSettings } from '@switchyard/platform/kafka/client';
+import { createKafka } from '@switchyard/platform/kafka/client';
+import type { KafkaSecuritySettings } from '@switchyard/platform/kafka/security';
 import { createLogger } from '@switchyard/platform/logger';
 import { ensureCredentials, writeEnvFile, type Credential } from './credentials.js';
-import type { KafkaAddress } from './kafka.js';
+import { formattedClusterId, type KafkaAddress } from './kafka.js';
 import { BROKER_CERT_NAME, makeBrokerTls } from './tls.js';
-
-export type ClientOverrides = NonNullable<KafkaSettings['overrides']>;
 
 /** The broker's own principal: inter-broker SASL and its certificate towards the controller listener. */
 export const BROKER_USER = BROKER_CERT_NAME;
 /** The stack's admin: readiness checks and creating the ACLs. Nothing of Switchyard runs as it. */
 export const ADMIN_USER = 'switchyard-admin';
-export const SASL_MECHANISM = 'SCRAM-SHA-512';
+export const SASL_MECHANISM = 'SCRAM-SHA-512' as const;
 const SCRAM_LOGIN = 'org.apache.kafka.common.security.scram.ScramLoginModule';
 
 /** What kafka.ts needs to run a secured node. */
@@ -29,7 +28,7 @@ export interface BrokerSecurity {
   /** SCRAM-SHA-512 users created when the storage is formatted. */
   scramUsers: readonly Credential[];
   /** How the stack's own admin client connects. */
-  client: ClientOverrides;
+  client: KafkaSecuritySettings;
 }
 
 export interface StackSecurity {
@@ -38,8 +37,8 @@ export interface StackSecurity {
   caFile: string;
   broker: BrokerSecurity;
   credentials: ReadonlyMap<string, Credential>;
-  /** kafkajs settings (TLS trusting the stack's CA, SASL as user). */
-  clientOverrides(user: string): ClientOverrides;
+  /** A client's settings as a parsed config holds them (createKafka's `security`): TLS trusting the stack's CA, SASL as user. */
+  clientSecurity(user: string): KafkaSecuritySettings;
   /** Java client properties (the registry; Kafka's own tools with --command-config). */
   javaClientProperties(user: string): Record<string, string>;
   /** The variables a Switchyard program reads to connect as user (the password by file). */
@@ -52,16 +51,21 @@ export interface StackSecurity {
  */
 export async function prepareSecurity(dir: string, extraUsers: readonly string[] = []): Promise<StackSecurity> {
   const { caFile, keystoreFile } = await makeBrokerTls(join(dir, 'tls'));
-  const credentials = ensureCredentials(join(dir, 'credentials'), [BROKER_USER, ADMIN_USER, ...ACL_ROLES.map(userOf), ...extraUsers]);
+  // The SCRAM users are made when the storage is formatted: a formatted one keeps its passwords.
+  const existing = formattedClusterId(join(dir, 'kafka')) !== undefined;
+  const credentials = ensureCredentials(join(dir, 'credentials'), [BROKER_USER, ADMIN_USER, ...ACL_ROLES.map(userOf), ...extraUsers], { existing });
   const credential = (user: string) => {
     const found = credentials.get(user);
     if (!found) throw new Error(`no credentials for ${user} in ${join(dir, 'credentials')}`);
     return found;
   };
   const jaas = (user: string) => `${SCRAM_LOGIN} required username="${user}" password="${credential(user).password}";`;
-  const clientOverrides = (user: string): ClientOverrides => ({
-    ssl: { ca: [readFileSync(caFile, 'utf8')] },
-    sasl: { mechanism: 'scram-sha-512', username: user, password: credential(user).password },
+  const clientSecurity = (user: string): KafkaSecuritySettings => ({
+    KAFKA_SECURITY_PROTOCOL: 'SASL_SSL',
+    KAFKA_SSL_CA_FILE: { path: caFile, pem: readFileSync(caFile, 'utf8') },
+    KAFKA_SASL_MECHANISM: SASL_MECHANISM,
+    KAFKA_SASL_USERNAME: user,
+    KAFKA_SASL_PASSWORD: credential(user).password,
   });
   const broker: BrokerSecurity = {
     properties: ({ port, controllerPort }) => [
@@ -85,10 +89,10 @@ export async function prepareSecurity(dir: string, extraUsers: readonly string[]
       `super.users=User:${BROKER_USER};User:${ADMIN_USER}`,
     ],
     scramUsers: [...credentials.values()],
-    client: clientOverrides(ADMIN_USER),
+    client: clientSecurity(ADMIN_USER),
   };
   return {
-    dir, caFile, broker, credentials, clientOverrides,
+    dir, caFile, broker, credentials, clientSecurity,
     javaClientProperties: (user) => ({
       'security.protocol': 'SASL_SSL',
       'sasl.mechanism': SASL_MECHANISM,
@@ -109,7 +113,7 @@ export async function prepareSecurity(dir: string, extraUsers: readonly string[]
 
 /** Creates the table's ACLs as the stack's admin; returns how many bindings. */
 export async function createStackAcls(security: StackSecurity, brokers: string, table: readonly PrincipalAcls[]): Promise<number> {
-  const kafka = createKafka({ brokers: brokers.split(','), clientId: 'switchyard-stack-acls', logger: createLogger({ service: 'stack', level: 'silent' }), overrides: security.broker.client });
+  const kafka = createKafka({ brokers: brokers.split(','), clientId: 'switchyard-stack-acls', logger: createLogger({ service: 'stack', level: 'silent' }), security: security.broker.client });
   const admin = kafka.admin();
   await admin.connect();
   try {
