@@ -91,7 +91,7 @@ describe('a service on a secured Kafka it cannot use stops with one line naming 
     const noTxn = without(NO_TXN_USER, (g) => g.resourceType === 'TransactionalId' && g.name === prefixOfPartitionIds(prefix, 'fanout'));
     assert.equal(partial.grants.length, fanout.grants.length - 1);
     assert.equal(noTxn.grants.length, fanout.grants.length - 1);
-    const admin = createKafka({ brokers: [stack.brokers], clientId: 'test-acls', logger: createLogger({ service: 'test', level: 'silent' }), overrides: security.broker.client }).admin();
+    const admin = createKafka({ brokers: [stack.brokers], clientId: 'test-acls', logger: createLogger({ service: 'test', level: 'silent' }), security: security.broker.client }).admin();
     await admin.connect();
     try { await createAcls(admin, [partial, noTxn]); } finally { await admin.disconnect(); }
   });
@@ -140,6 +140,12 @@ describe('a service on a secured Kafka it cannot use stops with one line naming 
     // kafkajs tries many times; the log says so once, with a count at most every 30 s.
     const mentions = outcome.lines.filter((l) => l.includes('ECONNREFUSED'));
     assert.ok(mentions.length <= 3, `collapsed: ${mentions.length} lines name ECONNREFUSED`);
+  });
+
+  it('ingest: a schema registry that does not answer', async () => {
+    const url = `http://127.0.0.1:${await freePort()}/apis/ccompat/v7`;
+    const outcome = await runUntilExit('ingest', { ...env(userOf('ingest')), SCHEMA_REGISTRY_URL: url });
+    assertStoppedWith(outcome, new RegExp(`^cannot reach the schema registry at ${url.replace(/[./]/g, '\\$&')} \\(ECONNREFUSED\\): check SCHEMA_REGISTRY_URL$`), passwords);
   });
 
   it('fanout: a principal missing Read on its consumer group', async () => {
