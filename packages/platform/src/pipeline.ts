@@ -4,6 +4,7 @@ import type { CommonConfig, KafkaSecurityConfig, RegistryConfig } from './config
 import { ConfigView } from './config-view/config-view.js';
 import { createKafka, createProducer, type Kafka, type Producer } from './kafka/client.js';
 import { connectClient } from './kafka/connect.js';
+import { describeKafkaSecurity } from './kafka/security.js';
 import type { GroupOffsetCommitter } from './exactly-once/group-offset-committer.js';
 import { kafkajsPartitionSource } from './kafka/kafkajs-partition-source.js';
 import { committedOffsetReader, PartitionTransactions, type PartitionTransactionsOptions } from './exactly-once/partition-transactions.js';
@@ -28,6 +29,7 @@ export interface PipelineClients {
 
 export async function connectPipeline(runtime: ServiceRuntime, config: PipelineSettings, schemas: readonly AvroSchemaName[]): Promise<PipelineClients> {
   const kafka = createKafka({ brokers: config.KAFKA_BROKERS, clientId: `switchyard-${runtime.service}`, logger: runtime.logger, security: config });
+  runtime.logger.info({ brokers: config.KAFKA_BROKERS, ...describeKafkaSecurity(config), registry: config.SCHEMA_REGISTRY_URL, registryBasicAuth: config.SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO !== undefined }, 'connecting to Kafka and the schema registry');
   const codec = new AvroCodec(registryConnection(config));
   runtime.readiness.set('schemas', false);
   const producer = createProducer(kafka);

@@ -82,6 +82,7 @@ export function guardConsumer(watch: FailureWatch, consumer: Consumer, groupId: 
     try { return await subscribe(subscription); } catch (err) { watch.kafkaError(err, consumerAccess(groupId, subscribed)); throw err; }
   };
   guard(watch, consumer, 'connect', () => consumerAccess(groupId, subscribed));
+  guard(watch, consumer, 'run', () => consumerAccess(groupId, subscribed));
   guard(watch, consumer, 'commitOffsets', () => consumerAccess(groupId, subscribed));
   return consumer;
 }

@@ -7,7 +7,7 @@ import { failureWatch } from './failure-watch.js';
  * it (docs/decisions/0015-kafka-security-variables.md): below the 30 s in which an operator should
  * see why, above a broker's restart.
  */
-export const STARTUP_UNREACHABLE_MS = 20_000;
+export const STARTUP_UNREACHABLE_MS = 15_000;
 
 /**
  * Connects a Kafka client, marks the readiness check `name` while connected, and registers its

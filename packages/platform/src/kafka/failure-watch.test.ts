@@ -59,6 +59,14 @@ describe('FailureWatch', () => {
     assert.match(stops[0]!, /^Kafka denied Read on Group/);
   });
 
+  it('an error kafkajs put in place of a group refusal is named by the consumer that got it', () => {
+    const { watch, stops } = watched();
+    watch.kafkaLog({ message: 'Response GroupCoordinator(key: 10, version: 2)', error: 'Not authorized to access group: Group authorization failed' });
+    const coordinatorNotFound = Object.assign(new Error('Failed to find group coordinator'), { name: 'KafkaJSGroupCoordinatorNotFound', retriable: false });
+    watch.kafkaError(coordinatorNotFound, { Group: { operation: 'Read', names: ['p.fanout'] }, Topic: { operation: 'Read', names: ['p.ingest'] } });
+    assert.deepEqual(stops, ['Kafka denied Read on Group p.fanout to User:switchyard-fanout (GROUP_AUTHORIZATION_FAILED): grant that ACL, or check KAFKA_SASL_USERNAME']);
+  });
+
   it('transactions report their transactional id, records\' topics and offsets\' group', async () => {
     const { watch, stops } = watched();
     const txn = { sendOffsets: async () => { throw protocolError('GROUP_AUTHORIZATION_FAILED', 'Not authorized to access group: Group authorization failed'); } };

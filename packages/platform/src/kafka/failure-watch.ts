@@ -27,7 +27,7 @@ const AUTHORIZATION_GRACE_MS = 2000;
 /** How long an identical kafkajs line stays collapsed into a count. */
 export const REPEAT_WINDOW_MS = 30_000;
 
-/** Without a runtime (setup, tools): the same one line, on stderr, and exit 1. */
+/** A start-up failure in a program without a handler: the same one line, on stderr, and exit 1. */
 const exitWithLine: FatalHandler = (message, failure) => {
   process.stderr.write(`${JSON.stringify({ level: 'fatal', time: new Date().toISOString(), msg: message, cause: failure.cause, code: failure.code })}\n`);
   process.exit(1);
@@ -35,10 +35,12 @@ const exitWithLine: FatalHandler = (message, failure) => {
 
 export class FailureWatch {
   private context: FailureContext = { brokers: [], security: PLAINTEXT };
-  private onFatal: FatalHandler = exitWithLine;
+  /** Set by a program that may be stopped (createRuntime, setup): in any other process (tests, tools) the watch only judges. */
+  private onFatal: FatalHandler | undefined;
   private stopped = false;
   private lastUnreachable: { failure: ConnectionFailure; message: string } | undefined;
   private pendingAuthorization: NodeJS.Timeout | undefined;
+  private pendingFailure: ConnectionFailure | undefined;
 
   /** The runtime's fatal handler (log through the service's logger, exit 1). */
   handleFatal(onFatal: FatalHandler): void { this.onFatal = onFatal; }
@@ -60,7 +62,7 @@ export class FailureWatch {
 
   /** Stops the process if a broker is unreachable now (a start-up connect past its deadline); false otherwise. */
   stopIfUnreachable(): boolean {
-    if (!this.lastUnreachable) return false;
+    if (!this.lastUnreachable || !this.onFatal) return false;
     this.fatal(this.lastUnreachable.failure);
     return true;
   }
@@ -71,7 +73,13 @@ export class FailureWatch {
 
   /** An error a Kafka operation raised (with what it touched, when known). Fatal causes stop the process. */
   kafkaError(err: unknown, access?: Access): ConnectionFailure | undefined {
-    return this.act(classifyKafkaError(err), access);
+    const failure = classifyKafkaError(err);
+    // kafkajs replaces some refusals by errors of its own ("Failed to find group coordinator" for a
+    // group the principal may not use): a failed operation on a resource of the type just refused
+    // in a log line is taken to be that refusal, and named.
+    const pending = this.pendingFailure;
+    if (!failure && pending?.resourceType && access?.[pending.resourceType]) return this.act(pending, access);
+    return this.act(failure, access);
   }
 
   registryError(err: unknown): ConnectionFailure | undefined {
@@ -83,6 +91,7 @@ export class FailureWatch {
     const failure = classifyKafkaLog(entry);
     if (failure?.cause === 'authorization') {
       // The operation's own error names the resource; this names only its type.
+      this.pendingFailure ??= failure;
       this.pendingAuthorization ??= setTimeout(() => this.fatal(failure), AUTHORIZATION_GRACE_MS);
       this.pendingAuthorization.unref();
       return failure;
@@ -97,23 +106,25 @@ export class FailureWatch {
     return failure;
   }
 
-  /** Stops the process with the failure's one line (start-up failures that are not fatal by themselves). */
-  stop(failure: ConnectionFailure): void { this.fatal(failure); }
+  /** Stops the process with the failure's one line (a start-up that failed; on stderr without a handler). */
+  stop(failure: ConnectionFailure): void { this.fatal(failure, undefined, exitWithLine); }
 
-  private fatal(failure: ConnectionFailure, access?: Access): void {
-    if (this.stopped) return;
+  private fatal(failure: ConnectionFailure, access?: Access, fallback?: FatalHandler): void {
+    const onFatal = this.onFatal ?? fallback;
+    if (this.stopped || !onFatal) return;
     this.stopped = true;
     clearTimeout(this.pendingAuthorization);
-    this.onFatal(this.explain(failure, access), failure);
+    onFatal(this.explain(failure, access), failure);
   }
 
   /** For tests: forget every failure and handler. */
   reset(): void {
     clearTimeout(this.pendingAuthorization);
     this.pendingAuthorization = undefined;
+    this.pendingFailure = undefined;
     this.stopped = false;
     this.lastUnreachable = undefined;
-    this.onFatal = exitWithLine;
+    this.onFatal = undefined;
     this.context = { brokers: [], security: PLAINTEXT };
   }
 }
