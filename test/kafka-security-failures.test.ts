@@ -91,7 +91,7 @@ describe('a service on a secured Kafka it cannot use stops with one line naming 
     const noTxn = without(NO_TXN_USER, (g) => g.resourceType === 'TransactionalId' && g.name === prefixOfPartitionIds(prefix, 'fanout'));
     assert.equal(partial.grants.length, fanout.grants.length - 1);
     assert.equal(noTxn.grants.length, fanout.grants.length - 1);
-    const admin = createKafka({ brokers: [stack.brokers], clientId: 'test-acls', logger: createLogger({ service: 'test', level: 'silent' }), overrides: security.broker.client }).admin();
+    const admin = createKafka({ brokers: [stack.brokers], clientId: 'test-acls', logger: createLogger({ service: 'test', level: 'silent' }), security: security.broker.client }).admin();
     await admin.connect();
     try { await createAcls(admin, [partial, noTxn]); } finally { await admin.disconnect(); }
   });
