@@ -78,8 +78,9 @@ describe('the secured stack: SASL_SSL only, ACLs, each program as its own princi
     await runOnce('setup', { env: as(userOf('setup')) });
     control = await startService('control', { ...as(userOf('control')), SWITCHYARD_ADMIN_TOKEN: token });
     services.push(control);
-    const started = await Promise.all((['ingest', 'fanout', 'delivery', 'audiences'] as const satisfies readonly AclRole[]).map((s) => startService(s, as(userOf(s)))));
-    services.push(...started);
+    // Each kept as soon as it runs, so `after` stops it whichever of the others fails to start.
+    const started = await Promise.all((['ingest', 'fanout', 'delivery', 'audiences'] as const satisfies readonly AclRole[])
+      .map(async (s) => { const running = await startService(s, as(userOf(s))); services.push(running); return running; }));
     ingest = started[0]!;
   });
 

@@ -2,7 +2,7 @@
  * The Kafka ACLs of a secured cluster, as one table: for a topic prefix, each principal Switchyard
  * runs as and exactly what it may do. Worked out from the code: the topics each service reads and
  * writes (`topics.ts`, ARCHITECTURE.md "Topics"), its consumer groups and transactional ids
- * (`groups.ts`). The local secured stack creates these (tools/stack/secure-acls.ts), `switchyard
+ * (`groups.ts`). The local secured stack creates these (tools/stack/secure.ts), `switchyard
  * acls` prints them, deploy/README.md shows them; test/secure-stack.test.ts runs the pipeline under
  * them on a broker that refuses everything else. Pure: no Kafka client here.
  *
