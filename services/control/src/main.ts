@@ -37,7 +37,7 @@ const configSchema = z.object({
 runMain('control', async () => {
   const config = loadConfig(configSchema);
   const runtime = createRuntime({ service: 'control', logLevel: config.LOG_LEVEL });
-  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, ['io.switchyard.config.Source', 'io.switchyard.config.Destination', 'io.switchyard.config.Audience', 'io.switchyard.config.ComputedTrait', 'io.switchyard.event.Delete', 'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.Replay', 'io.switchyard.pipeline.ReplayProgress']);
+  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, ['io.switchyard.config.Source', 'io.switchyard.config.Destination', 'io.switchyard.config.Audience', 'io.switchyard.config.ComputedTrait', 'io.switchyard.config.AdminToken', 'io.switchyard.event.Delete', 'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.Replay', 'io.switchyard.pipeline.ReplayProgress']);
 
   const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'control' });
   const deadLetters = new DeadLetterIndex({ kafka, codec, topic: topics.deadLetter, logger: runtime.logger, max: config.DEAD_LETTER_INDEX_MAX });
