@@ -4,6 +4,8 @@ import type { ControlDeps } from '../control-deps.js';
 import type { LiveCall } from '../live-call.js';
 import { LiveBuffer } from '../live-buffer.js';
 import { LiveTailFullError } from '../live-tail.js';
+import { liveCallMetadata } from '../redaction.js';
+import { accessOf } from '../scopes.js';
 import { sseComment, sseEvent } from '../sse.js';
 
 /** Pending calls per viewer before the oldest are dropped (a call is at most 32 KB). */
@@ -22,6 +24,10 @@ export function liveRoutes(app: FastifyInstance, { view, live }: ControlDeps, op
   app.get<{ Params: { id: string } }>('/v1/sources/:id/live', async (req, reply) => {
     const source = view.state.source(req.params.id);
     if (!source) throw notFound('source', req.params.id);
+    const access = accessOf(req);
+    access.requireSource(source.id);
+    // A metadata token's stream carries each call without its payload.
+    const shown = access.payloads ? (call: LiveCall) => call : liveCallMetadata;
 
     const res = reply.raw;
     // A slow client loses the calls received first, as the page's own list would.
@@ -48,7 +54,7 @@ export function liveRoutes(app: FastifyInstance, { view, live }: ControlDeps, op
         sourceId: source.id,
         onReady: () => { if (!closed) res.write(sseEvent('ready', { sourceId: source.id })); },
         onCall: (call) => {
-          buffer.push(call);
+          buffer.push(shown(call));
           // Coalesce: a burst of calls is written once the current tick's batch is in.
           if (buffer.size === 1) setImmediate(flush);
         },
