@@ -12,6 +12,7 @@ import { replays } from './replays.js';
 import { signingSecrets } from './signing-secrets.js';
 import { sources } from './sources.js';
 import { CommandExit, type ActionContext, type GroupSpec } from './spec.js';
+import { tokens } from './tokens.js';
 import { writeKeys } from './write-keys.js';
 
 export { CommandExit, type ActionContext, type GroupSpec, type LeafSpec, type Output } from './spec.js';
@@ -28,7 +29,7 @@ export interface ProgramIo {
   sleep?: (ms: number) => Promise<void>;
 }
 
-export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations, signingSecrets, replays, deadLetters, deletions, audiences, computedTraits];
+export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations, signingSecrets, replays, deadLetters, deletions, audiences, computedTraits, tokens];
 
 /**
  * The commander program for one invocation. It never exits the process: errors are thrown as
