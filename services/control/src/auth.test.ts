@@ -72,11 +72,14 @@ describe('requireBearerToken', () => {
     tokens.add('tok_r', 'read-secret-0123456789', ['read']);
     tokens.add('tok_m', 'meta-secret-0123456789', ['metadata']);
     tokens.add('tok_a', 'admin-secret-0123456789', ['admin']);
+    tokens.add('tok_f', 'future-secret-0123456789', ['superuser']);
     const table: Array<[string, 'GET' | 'POST', string, number, string?]> = [
       ['read-secret-0123456789', 'GET', '/v1/sources', 200], ['read-secret-0123456789', 'POST', '/v1/sources', 403, 'admin'], ['read-secret-0123456789', 'GET', '/v1/tokens', 403, 'admin'],
       ['meta-secret-0123456789', 'GET', '/v1/sources', 200], ['meta-secret-0123456789', 'POST', '/v1/sources', 403, 'admin'],
       ['admin-secret-0123456789', 'GET', '/v1/sources', 200], ['admin-secret-0123456789', 'POST', '/v1/sources', 200], ['admin-secret-0123456789', 'GET', '/v1/tokens', 200],
       [token, 'GET', '/v1/tokens', 200],
+      // A scope this version does not know grants nothing.
+      ['future-secret-0123456789', 'GET', '/v1/sources', 403, 'metadata'],
     ];
     for (const [secret, method, url, status, scope] of table) {
       const res = await call(method, url, secret);

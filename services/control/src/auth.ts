@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AdminToken } from '@switchyard/platform/config-view/config-state';
 import { ApiError } from './api-error.js';
 import type { AuthFailureLimiter } from './auth-failure-limiter.js';
-import { Access, ENV_ADMIN, hasScope, missingScope, requiredScope, type Principal, type Scope } from './scopes.js';
+import { Access, ENV_ADMIN, hasScope, isScope, missingScope, requiredScope, type Principal, type Scope } from './scopes.js';
 
 /** Where stored tokens are looked up: the config view (or a stand-in in unit tests). */
 export interface TokenLookup {
@@ -103,7 +103,7 @@ async function storedPrincipal(tokens: TokenLookup, digest: Buffer, arrivedAt: n
   // Looked up again: the record read while waiting may be its revocation.
   const stored = tokens.byHash(digest);
   if (!stored) return undefined;
-  return { tokenId: stored.id, scopes: new Set(stored.scopes as Scope[]), sourceIds: stored.sourceIds === null ? null : new Set(stored.sourceIds) };
+  return { tokenId: stored.id, scopes: new Set(stored.scopes.filter(isScope)), sourceIds: stored.sourceIds === null ? null : new Set(stored.sourceIds) };
 }
 
 function configBehind(): ApiError {

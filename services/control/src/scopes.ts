@@ -25,6 +25,11 @@ export const ENV_ADMIN: Principal = Object.freeze({ tokenId: null, scopes: new S
 /** What holding a scope grants. */
 const GRANTS: Readonly<Record<Scope, readonly Scope[]>> = { admin: ['admin', 'read', 'metadata'], read: ['read', 'metadata'], metadata: ['metadata'] };
 
+/** A scope this version knows (a stored token may name one of a later version: it grants nothing here). */
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
+
 export function hasScope(principal: Principal, needed: Scope): boolean {
   for (const held of principal.scopes) if (GRANTS[held].includes(needed)) return true;
   return false;
