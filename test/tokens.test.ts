@@ -106,7 +106,7 @@ describe('scoped admin tokens', () => {
       [{ name: 'x', scopes: [] }, 'INVALID_FIELD', 'scopes'],
       [{ name: 'x', scopes: ['read', 'write'] }, 'INVALID_FIELD', 'scopes[1]'],
       [{ name: 'x', scopes: ['admin'], sourceIds: [fx.A.source.id] }, 'INVALID_FIELD', 'sourceIds'],
-      [{ name: 'x', scopes: ['read'], sourceIds: [fx.A.source.id, 'src_nope'] }, 'UNKNOWN_SOURCE', 'sourceIds[1]'],
+      [{ name: 'x', scopes: ['read'], sourceIds: [fx.A.source.id, fx.A.source.id, 'src_nope'] }, 'UNKNOWN_SOURCE', 'sourceIds[2]'],
       [{ name: 'x', scopes: ['read'], extra: 1 }, 'UNKNOWN_FIELD', 'extra'],
     ];
     for (const [body, code, field] of cases) {

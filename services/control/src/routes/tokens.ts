@@ -38,8 +38,8 @@ export function tokenRoutes(app: FastifyInstance, { view, store, clock }: Contro
     if (body.sourceIds && scopes.includes('admin')) {
       throw new ApiError(400, 'INVALID_FIELD', 'sourceIds: an admin token cannot be limited to sources (it could make tokens for every source)', 'sourceIds');
     }
+    body.sourceIds?.forEach((id, i) => { if (!view.state.source(id)) throw new ApiError(400, 'UNKNOWN_SOURCE', `no source ${JSON.stringify(id)}`, `sourceIds[${i}]`); });
     const sourceIds = body.sourceIds ? [...new Set(body.sourceIds)] : null;
-    sourceIds?.forEach((id, i) => { if (!view.state.source(id)) throw new ApiError(400, 'UNKNOWN_SOURCE', `no source ${JSON.stringify(id)}`, `sourceIds[${i}]`); });
     if (view.state.adminTokens().length >= MAX_TOKENS) throw new ApiError(400, 'TOO_MANY_TOKENS', `at most ${MAX_TOKENS} tokens: revoke some first`);
     const token = newAdminToken();
     const stored: AdminToken = { id: newTokenId(), name: body.name, scopes, sourceIds, tokenHash: createHash('sha256').update(token).digest('hex'), createdAt: clock() };
