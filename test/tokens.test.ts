@@ -249,12 +249,14 @@ describe('scoped admin tokens', () => {
     });
   });
 
-  it('a token revoked on one control instance is refused by the other within 2 s', async () => {
+  it('a token revoked on one control instance is refused by the other within 2 s, and its open live stream there ends', async () => {
     const made = await api(a, 'POST', '/v1/tokens', { name: 'short-lived', scopes: ['read'] });
     assert.equal(made.status, 201);
     const secret: string = made.body.token;
     await new Promise((r) => setTimeout(r, 1000)); // B reads it (no 401s to count against the failure limit)
     assert.equal((await api(b, 'GET', '/v1/sources', undefined, secret)).status, 200, 'B knows the token');
+    const stream = await openLiveStream(b.url, fx.A.source.id, secret);
+    await stream.waitFor((e) => e.event === 'ready');
     const revoked = await api(a, 'DELETE', `/v1/tokens/${made.body.id}`);
     assert.equal(revoked.status, 204);
     const t0 = Date.now();
@@ -267,6 +269,9 @@ describe('scoped admin tokens', () => {
     const ms = Date.now() - t0;
     assert.equal(status, 401);
     assert.ok(ms < 2000, `refused by B ${ms} ms after the revocation`);
+    const end = await stream.waitFor((e) => e.event === 'end', Math.max(1, 2000 - (Date.now() - t0)));
+    assert.deepEqual(JSON.parse(end.data), { reason: 'revoked' });
+    stream.close();
     assert.ok(!(await api(a, 'GET', '/v1/tokens')).body.tokens.some((x: Rec) => x.id === made.body.id), 'no longer listed');
     console.log(`# revocation: refused by the other instance after ${ms} ms`);
   });

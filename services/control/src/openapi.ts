@@ -183,7 +183,7 @@ export function openApiDocument(): Record<string, unknown> {
         parameters: idParam,
         get: {
           summary: 'The source\'s calls from now on, as Server-Sent Events (the debugger\'s live feed; docs/debugger.md)',
-          description: 'Events: `ready` {sourceId} once reading from the end of the ingest topic; `call` {messageId, type, name, userId, anonymousId, timestamp, receivedAt, call} with id = messageId (for a metadata token `call` keeps only ids, type, event or name and times: no properties, traits, context or integrations); `dropped` {count} when this client read too slowly (200 calls are buffered per stream); `end` {reason} before the server closes the stream. A comment line every 15 s.',
+          description: 'Events: `ready` {sourceId} once reading from the end of the ingest topic; `call` {messageId, type, name, userId, anonymousId, timestamp, receivedAt, call} with id = messageId (for a metadata token `call` keeps only ids, type, event or name and times: no properties, traits, context or integrations); `dropped` {count} when this client read too slowly (200 calls are buffered per stream); `end` {reason} before the server closes the stream (shutdown, or revoked once the token is revoked). A comment line every 15 s.',
           responses: {
             200: { description: 'An endless text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
             401: errors[401], 404: errors[404],
