@@ -79,6 +79,13 @@ export type ComputedTrait = Schemas['ComputedTrait'];
 export type ComputedTraitList = ResponseJson<'/v1/computed-traits', 'get', 200>;
 export type CreateComputedTraitInput = RequestJson<'/v1/computed-traits', 'post'>;
 
+/** An admin API token as listed: never its value. */
+export type Token = Schemas['Token'];
+/** A token just made, with its value: shown once, by the request that made it. */
+export type TokenCreated = Schemas['TokenCreated'];
+export type TokenList = ResponseJson<'/v1/tokens', 'get', 200>;
+export type CreateTokenInput = RequestJson<'/v1/tokens', 'post'>;
+
 /** The API answered with a non-2xx status (or a 2xx body that is not JSON). */
 export class AdminApiError extends Error {
   readonly status: number;
@@ -258,6 +265,20 @@ export class AdminClient {
 
   async deleteComputedTrait(id: string): Promise<void> {
     await this.#request('DELETE', `/v1/computed-traits/${seg(id)}`);
+  }
+
+  /** The answer is the only time the token is shown. */
+  createToken(input: CreateTokenInput): Promise<TokenCreated> {
+    return this.#request('POST', '/v1/tokens', input);
+  }
+
+  listTokens(): Promise<TokenList> {
+    return this.#request('GET', '/v1/tokens');
+  }
+
+  /** Every control instance refuses it within a second or two. */
+  async revokeToken(id: string): Promise<void> {
+    await this.#request('DELETE', `/v1/tokens/${seg(id)}`);
   }
 
   // The type parameter is trusted, not checked: the API is ours and versioned under /v1.

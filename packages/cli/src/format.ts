@@ -1,6 +1,6 @@
 // Human-readable output: aligned tables for lists, "key: value" blocks for one object.
 // Every function returns the whole text, newline-terminated, so callers write it in one go.
-import type { Audience, ComputedTrait, DeadLetterDetail, DeadLetterList, DeletionRequest, Destination, ReplayStatus, Source } from './admin-client.js';
+import type { Audience, ComputedTrait, DeadLetterDetail, DeadLetterList, DeletionRequest, Destination, ReplayStatus, Source, Token, TokenCreated } from './admin-client.js';
 
 /** Columns padded to their widest cell and separated by two spaces; the last is not padded. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -119,7 +119,8 @@ export function deadLetterBlock(d: DeadLetterDetail): string {
     ['attempts', String(d.attempts)],
     ['replayed at', orDash(d.replayedAt)],
   ]);
-  return `${fields}\nbody:\n${printable(indentJson(d.body))}\n`;
+  // A metadata token gets no body.
+  return `${fields}\nbody:\n${d.body === null ? '  (not shown to this token)' : printable(indentJson(d.body))}\n`;
 }
 
 export function deletionLine(r: DeletionRequest): string {
@@ -263,4 +264,21 @@ function formatSeconds(s: number): string {
   if (s < 60) return `${s}s`;
   if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
+
+/** Stored tokens: never a token's value (the API never sends it again). */
+export function tokenTable(tokens: readonly Token[]): string {
+  return table(['ID', 'NAME', 'SCOPES', 'SOURCES', 'CREATED'], tokens.map((t) => [t.id, printable(t.name), t.scopes.join(','), t.sourceIds === null ? '(all)' : t.sourceIds.join(','), t.createdAt]));
+}
+
+/** A token just made: its fields, then the token itself, which the API shows this once. */
+export function tokenCreatedBlock(t: TokenCreated): string {
+  return block([
+    ['id', t.id],
+    ['name', printable(t.name)],
+    ['scopes', t.scopes.join(', ')],
+    ['sources', t.sourceIds ?? '(all)'],
+    ['created', t.createdAt],
+    ['token', t.token],
+  ]) + 'The token is shown only this once: store it now.\n';
 }

@@ -119,6 +119,14 @@ describe('dead-letters', () => {
     assert.deepEqual(JSON.parse(j.stdout), detail);
   });
 
+  it('get for a metadata token (body and excerpt null) says the body is not shown', async () => {
+    api.on('GET', '/v1/dead-letters/dl_22', { status: 200, body: { ...second, responseExcerpt: null, body: null } });
+    const r = await cli(['dead-letters', 'get', 'dl_22']);
+    ok(r);
+    assert.match(r.stdout, /^response: {4}-$/m);
+    assert.ok(r.stdout.endsWith('body:\n  (not shown to this token)\n'), r.stdout);
+  });
+
   it('get of an unknown id exits 1 with the API error', async () => {
     api.on('GET', '/v1/dead-letters/nope', { status: 404, body: { code: 'DEAD_LETTER_NOT_FOUND', message: 'no dead letter "nope"' } });
     const r = await cli(['dead-letters', 'get', 'nope']);

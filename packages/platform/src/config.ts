@@ -87,6 +87,9 @@ export const env = {
   cidrs: () => z.string().default('').transform((text, ctx) => {
     try { return parseCidrs(text); } catch (err) { ctx.addIssue({ code: 'custom', message: (err as Error).message }); return z.NEVER; }
   }),
+  /** Whose X-Forwarded-For to believe for the client address (fastify trustProxy): false, true, a hop count, or comma-separated addresses/CIDRs. */
+  trustProxy: () => z.string().default('false').transform((v): boolean | number | string[] =>
+    v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v.split(',').map((s) => s.trim()).filter(Boolean)),
   topicPrefix: () => z.string().regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only').default('switchyard.'),
 };
 

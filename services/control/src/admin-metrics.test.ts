@@ -6,17 +6,19 @@ import { createMetricsRegistry, type Registry } from '@switchyard/platform/metri
 import { createServer } from '@switchyard/platform/http/server';
 import { ApiError, notFound } from './api-error.js';
 import { adminMetrics, adminResult, countAdminRequests, counted } from './admin-metrics.js';
+import { AuthFailureLimiter } from './auth-failure-limiter.js';
 import { requireBearerToken } from './auth.js';
 
 const token = 'unit-test-admin-token-0123456789';
 
 /** The service's server (its error handler) with the auth hook, the counting hooks and stand-in routes. */
-async function app() {
+async function app(limit = 1000) {
   const registry = createMetricsRegistry('control');
   const logger = createLogger({ service: 'test', level: 'silent' });
   const server = createServer({ logger, metrics: registry, readiness: new Lifecycle(logger).readiness });
   const metrics = adminMetrics(registry);
-  requireBearerToken(server, token, (reason) => metrics.authFailures.inc({ reason }));
+  const tokens = { byHash: () => undefined, currentAsOf: () => Date.now(), whenCurrent: async () => true };
+  requireBearerToken(server, { adminToken: token, tokens, limiter: new AuthFailureLimiter({ limit, windowMs: 60_000 }), clock: Date.now, onRefused: (reason) => metrics.authFailures.inc({ reason }) });
   countAdminRequests(server, metrics);
   const outcomes: Record<string, () => never> = {
     invalid: () => { throw new ApiError(400, 'INVALID_FIELD', 'name is required', 'name'); },
@@ -48,7 +50,7 @@ describe('admin API metrics', () => {
       [400, 'INVALID_FIELD', 'invalid'], [400, 'UNKNOWN_SOURCE', 'invalid'], [413, 'FST_ERR_CTP_BODY_TOO_LARGE', 'invalid'],
       [400, 'DUPLICATE_ID', 'conflict'], [400, 'DUPLICATE_PROPERTY', 'conflict'], [409, undefined, 'conflict'],
       [404, 'SOURCE_NOT_FOUND', 'not_found'], [500, undefined, 'error'], [503, 'KAFKA_UNAVAILABLE', 'error'],
-      [401, 'UNAUTHORIZED', undefined],
+      [401, 'UNAUTHORIZED', undefined], [403, 'MISSING_SCOPE', undefined], [429, 'TOO_MANY_AUTH_FAILURES', undefined],
     ];
     for (const [status, code, result] of cases) assert.equal(adminResult(status, code), result, `${status} ${code}`);
   });
@@ -78,8 +80,20 @@ describe('admin API metrics', () => {
     await server.inject({ method: 'GET', url: '/v1/sources', headers: { authorization: 'Basic abc' } });
     await server.inject({ method: 'GET', url: '/v1/sources', headers: { authorization: `Bearer ${token}x` } });
     await server.inject({ method: 'GET', url: '/v1/sources', headers: { authorization: `Bearer ${token}` } });
-    assert.deepEqual(await values(registry, 'control_admin_auth_failures_total'), { 'missing': 2, 'invalid': 1 });
+    assert.deepEqual(await values(registry, 'control_admin_auth_failures_total'), { 'missing': 2, 'invalid': 1, 'rate_limited': 0 });
     assert.equal(Object.values(await values(registry, 'control_admin_writes_total')).reduce((a, b) => a + b, 0), 0);
+  });
+
+  it('past the limit, failures are answered 429 with Retry-After through the service\'s error handler, and counted as rate_limited', async () => {
+    const { server, registry } = await app(2);
+    for (let i = 0; i < 2; i++) assert.equal((await server.inject({ method: 'POST', url: '/v1/sources', payload: {} })).statusCode, 401);
+    const res = await server.inject({ method: 'POST', url: '/v1/sources', payload: {} });
+    assert.equal(res.statusCode, 429);
+    assert.match(String(res.headers['retry-after']), /^(59|60)$/);
+    assert.equal(res.json().code, 'TOO_MANY_AUTH_FAILURES');
+    assert.equal((await server.inject({ method: 'POST', url: '/v1/sources', headers: { authorization: `Bearer ${token}` }, payload: {} })).statusCode, 201);
+    assert.deepEqual(await values(registry, 'control_admin_auth_failures_total'), { 'missing': 2, 'invalid': 0, 'rate_limited': 1 });
+    assert.equal((await values(registry, 'control_admin_writes_total'))['source,create,ok'], 1, 'only the authenticated write counts as one');
   });
 
   it('refuses to register a /v1 write route that declares no metrics', async () => {

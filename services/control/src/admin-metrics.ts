@@ -2,12 +2,12 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, initialiseCounter, type Registry } from '@switchyard/platform/metrics';
 
 /** The configuration records the admin API writes (label `resource`). */
-export type ConfigResource = 'source' | 'write_key' | 'destination' | 'signing_secret' | 'replay' | 'audience' | 'computed_trait';
+export type ConfigResource = 'source' | 'write_key' | 'destination' | 'signing_secret' | 'replay' | 'audience' | 'computed_trait' | 'token';
 export type WriteOperation = 'create' | 'update' | 'delete';
-/** How a counted request ended (label `result`). A 401 is not among them: it counts as an auth failure. */
+/** How a counted request ended (label `result`). A 401, 403 or 429 of the auth hook is not among them: it counts apart. */
 export type AdminResult = 'ok' | 'invalid' | 'not_found' | 'conflict' | 'error';
 export const ADMIN_RESULTS: readonly AdminResult[] = ['ok', 'invalid', 'not_found', 'conflict', 'error'];
-export type AuthFailure = 'missing' | 'invalid';
+export type AuthFailure = 'missing' | 'invalid' | 'rate_limited';
 
 /** What a route's requests count as; routes declare it in their fastify route config (`counted`). */
 export type Counted =
@@ -40,7 +40,8 @@ export function adminMetrics(registry: Registry) {
     deletionNotifications: new Counter({ name: 'control_deletion_notifications_total', help: 'Delete notifications written to the ingest topic (one per affected source of a request)', registers }),
     replayRequests: new Counter({ name: 'control_dead_letter_replay_requests_total', help: 'Dead-letter replay requests (POST /v1/dead-letters/replay), by result', labelNames: ['result'], registers }),
     replayLetters: new Counter({ name: 'control_dead_letter_replay_letters_total', help: 'Dead letters named in replay requests: replayed (written to the delivery topic as fresh tasks) or not_found (not in the index)', labelNames: ['result'], registers }),
-    authFailures: new Counter({ name: 'control_admin_auth_failures_total', help: 'Admin API requests refused with 401, by reason (missing: no Bearer token; invalid: a wrong token)', labelNames: ['reason'], registers }),
+    authFailures: new Counter({ name: 'control_admin_auth_failures_total', help: 'Admin API requests refused for their credentials, by reason (missing: no Bearer token, 401; invalid: a wrong or revoked token, 401; rate_limited: too many failures from the address, 429)', labelNames: ['reason'], registers }),
+    forbidden: new Counter({ name: 'control_admin_forbidden_total', help: 'Admin API requests refused with 403 MISSING_SCOPE, by the scope the route needed', labelNames: ['scope'], registers }),
   };
 }
 
@@ -48,10 +49,11 @@ export type AdminMetrics = ReturnType<typeof adminMetrics>;
 
 /**
  * The result label of a counted request, from its status and, for a refusal, its error code.
- * undefined for a 401: the request never reached the route (auth failures are counted apart).
+ * undefined for a 401, 403 or 429: the auth hook refused it before the route (counted apart; a
+ * write route never answers 403 itself, since writes need admin tokens, which no source limits).
  */
 export function adminResult(status: number, code: string | undefined): AdminResult | undefined {
-  if (status === 401) return undefined;
+  if (status === 401 || status === 403 || status === 429) return undefined;
   if (status < 400) return 'ok';
   if (status === 404) return 'not_found';
   if (status === 409 || code?.startsWith('DUPLICATE_')) return 'conflict';
@@ -81,7 +83,8 @@ export function countAdminRequests(app: FastifyInstance, metrics: AdminMetrics):
     else if (c.as === 'deletion_request') initialiseCounter(metrics.deletionRequests, { result: ADMIN_RESULTS });
     else initialiseCounter(metrics.replayRequests, { result: ADMIN_RESULTS });
   });
-  initialiseCounter(metrics.authFailures, { reason: ['missing', 'invalid'] satisfies AuthFailure[] });
+  initialiseCounter(metrics.authFailures, { reason: ['missing', 'invalid', 'rate_limited'] satisfies AuthFailure[] });
+  initialiseCounter(metrics.forbidden, { scope: ['admin', 'read', 'metadata'] });
   initialiseCounter(metrics.replayLetters, { result: ['replayed', 'not_found'] });
 
   // The error handler turns errors into bodies; the code (DUPLICATE_ID …) is kept for the result.

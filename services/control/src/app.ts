@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { countAdminRequests } from './admin-metrics.js';
+import type { AuthFailureLimiter } from './auth-failure-limiter.js';
 import { requireBearerToken } from './auth.js';
 import type { ControlDeps } from './control-deps.js';
 import { openApiDocument } from './openapi.js';
@@ -12,11 +13,19 @@ import { messageRoutes } from './routes/messages.js';
 import { replayRoutes } from './routes/replays.js';
 import { liveRoutes } from './routes/live.js';
 import { sourceRoutes } from './routes/sources.js';
+import { tokenRoutes } from './routes/tokens.js';
 import { usageRoutes } from './routes/usage.js';
 
 /** Adds the admin API to the service's server. */
-export function registerAdminApi(app: FastifyInstance, deps: ControlDeps, adminToken: string): void {
-  requireBearerToken(app, adminToken, (reason) => deps.metrics.authFailures.inc({ reason }));
+export function registerAdminApi(app: FastifyInstance, deps: ControlDeps, auth: { adminToken: string; limiter: AuthFailureLimiter }): void {
+  const { view } = deps;
+  requireBearerToken(app, {
+    ...auth,
+    tokens: { byHash: (hash) => view.state.adminTokenByHash(hash), currentAsOf: () => view.currentAsOf(), whenCurrent: (since, ms) => view.whenCurrent(since, ms) },
+    clock: deps.clock,
+    onRefused: (reason) => deps.metrics.authFailures.inc({ reason }),
+    onForbidden: (scope) => deps.metrics.forbidden.inc({ scope }),
+  });
   // Before the routes: it checks each route as it is added.
   countAdminRequests(app, deps.metrics);
   const openapi = openApiDocument();
@@ -31,4 +40,5 @@ export function registerAdminApi(app: FastifyInstance, deps: ControlDeps, adminT
   messageRoutes(app, deps);
   usageRoutes(app, deps);
   liveRoutes(app, deps);
+  tokenRoutes(app, deps);
 }

@@ -1,5 +1,5 @@
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
-import { configKey, type Audience, type ComputedTrait, type ConfigRecord, type Destination, type Source } from '@switchyard/platform/config-view/config-state';
+import { configKey, type AdminToken, type Audience, type ComputedTrait, type ConfigRecord, type Destination, type Source } from '@switchyard/platform/config-view/config-state';
 import type { ConfigView } from '@switchyard/platform/config-view/config-view';
 import type { Producer } from '@switchyard/platform/kafka/client';
 
@@ -14,6 +14,8 @@ export const change = {
   deleteAudience: (id: string): ConfigChange => ({ key: configKey.audience(id), record: null }),
   putComputedTrait: (value: ComputedTrait): ConfigChange => ({ key: configKey.computedTrait(value.id), record: { kind: 'computed-trait', value } }),
   deleteComputedTrait: (id: string): ConfigChange => ({ key: configKey.computedTrait(id), record: null }),
+  putAdminToken: (value: AdminToken): ConfigChange => ({ key: configKey.adminToken(value.id), record: { kind: 'admin-token', value } }),
+  deleteAdminToken: (id: string): ConfigChange => ({ key: configKey.adminToken(id), record: null }),
 };
 
 const schemaOf = {
@@ -21,6 +23,7 @@ const schemaOf = {
   destination: 'io.switchyard.config.Destination',
   audience: 'io.switchyard.config.Audience',
   'computed-trait': 'io.switchyard.config.ComputedTrait',
+  'admin-token': 'io.switchyard.config.AdminToken',
 } as const;
 
 /**

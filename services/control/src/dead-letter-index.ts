@@ -11,7 +11,11 @@ export interface IndexedDeadLetter {
   replayedAt: number | null;
 }
 
-export interface DeadLetterQuery { destinationId?: string; reason?: string; since?: number; limit: number }
+export interface DeadLetterQuery {
+  destinationId?: string; reason?: string; since?: number; limit: number;
+  /** Only letters of the sources it allows (a token limited to sources); absent: every source. */
+  sourceAllowed?: (sourceId: string) => boolean;
+}
 
 /**
  * The dead letters operators browse and replay, read from the dead-letter topic into memory. The
@@ -49,9 +53,10 @@ export class DeadLetterIndex {
   }
 
   /** Newest first. */
-  query({ destinationId, reason, since, limit }: DeadLetterQuery): { items: IndexedDeadLetter[]; total: number } {
+  query({ destinationId, reason, since, limit, sourceAllowed }: DeadLetterQuery): { items: IndexedDeadLetter[]; total: number } {
     const matching = [...this.letters.values()].filter(({ letter }) =>
       (destinationId === undefined || letter.task.destinationId === destinationId)
+      && (sourceAllowed === undefined || sourceAllowed(letter.task.sourceId))
       && (reason === undefined || letter.reason === reason)
       && (since === undefined || letter.failedAt >= since));
     matching.sort((a, b) => b.letter.failedAt - a.letter.failedAt);

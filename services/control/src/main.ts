@@ -9,6 +9,7 @@ import { originHeaders } from '@switchyard/platform/kafka/record-origin';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { destinationSchemas } from './api-schemas.js';
 import { registerAdminApi } from './app.js';
+import { AuthFailureLimiter } from './auth-failure-limiter.js';
 import { ConfigStore } from './config-store.js';
 import { applySeed, readSeed } from './seed.js';
 import type { Delete, DeliveryTask } from '@switchyard/platform/schemas/generated';
@@ -32,12 +33,17 @@ const configSchema = z.object({
   CONTROL_TRACE_INDEX_MAX: z.coerce.number().int().min(1).default(100_000),
   /** How far back the trace index reaches (read again on start; the topic keeps 7 days). */
   CONTROL_TRACE_WINDOW: env.duration('24h'),
+  /** Failed admin API authentications an address may make per window before it is answered 429 (docs/admin-api.md, "Tokens and scopes"). */
+  CONTROL_AUTH_FAILURE_LIMIT: z.coerce.number().int().min(1).default(10),
+  CONTROL_AUTH_FAILURE_WINDOW: env.duration('1m').refine((ms) => ms > 0, 'must be longer than 0'),
+  /** Whose X-Forwarded-For names the client address the failure limit counts by (as INGEST_TRUST_PROXY). */
+  CONTROL_TRUST_PROXY: env.trustProxy(),
 });
 
 runMain('control', async () => {
   const config = loadConfig(configSchema);
-  const runtime = createRuntime({ service: 'control', logLevel: config.LOG_LEVEL });
-  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, ['io.switchyard.config.Source', 'io.switchyard.config.Destination', 'io.switchyard.config.Audience', 'io.switchyard.config.ComputedTrait', 'io.switchyard.event.Delete', 'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.Replay', 'io.switchyard.pipeline.ReplayProgress']);
+  const runtime = createRuntime({ service: 'control', logLevel: config.LOG_LEVEL, server: { trustProxy: config.CONTROL_TRUST_PROXY as boolean | string[] } });
+  const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, ['io.switchyard.config.Source', 'io.switchyard.config.Destination', 'io.switchyard.config.Audience', 'io.switchyard.config.ComputedTrait', 'io.switchyard.config.AdminToken', 'io.switchyard.event.Delete', 'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.Replay', 'io.switchyard.pipeline.ReplayProgress']);
 
   const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'control' });
   const deadLetters = new DeadLetterIndex({ kafka, codec, topic: topics.deadLetter, logger: runtime.logger, max: config.DEAD_LETTER_INDEX_MAX });
@@ -72,7 +78,8 @@ runMain('control', async () => {
     replays,
     metrics: adminMetrics(runtime.metrics),
   };
-  registerAdminApi(runtime.server, deps, config.SWITCHYARD_ADMIN_TOKEN);
+  const limiter = new AuthFailureLimiter({ limit: config.CONTROL_AUTH_FAILURE_LIMIT, windowMs: config.CONTROL_AUTH_FAILURE_WINDOW });
+  registerAdminApi(runtime.server, deps, { adminToken: config.SWITCHYARD_ADMIN_TOKEN, limiter });
   await runtime.listen(config.HOST, config.CONTROL_PORT);
   // Registered after listen, so it runs before the server closes: open streams end first.
   runtime.lifecycle.onShutdown('live-tail', () => live.stop());

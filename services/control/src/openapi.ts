@@ -5,6 +5,7 @@ import { audienceCreate, audiencePatch, computedTraitCreate } from './routes/aud
 import { deadLetterQuery, replayRequest } from './routes/dead-letters.js';
 import { deletionRequest } from './routes/deletions.js';
 import { replayRequest as rangeReplayRequest } from './routes/replays.js';
+import { SECURITY_DESCRIPTION, tokenPaths, tokenSchemas, withAccess } from './openapi-access.js';
 
 /**
  * The OpenAPI 3.1 document of the admin API, derived from the same zod schemas the routes
@@ -25,26 +26,27 @@ export function openApiDocument(): Record<string, unknown> {
   // A JSON object the API validates elsewhere (a filter, a condition, a definition): any properties.
   const freeForm = (description: string, nullable = false) => ({ type: nullable ? ['object', 'null'] : 'object', additionalProperties: true, description });
   const list = (key: string, ref: string, description: string) => ({ description, content: { 'application/json': { schema: { type: 'object', required: [key], properties: { [key]: { type: 'array', items: { $ref: `#/components/schemas/${ref}` } } } } } } });
-  return {
+  return withAccess({
     openapi: '3.1.0',
-    info: { title: 'Switchyard admin API', version: '1.0.0', description: 'Sources, write keys and webhooks destinations. Every /v1 route requires `Authorization: Bearer <SWITCHYARD_ADMIN_TOKEN>`.' },
+    info: { title: 'Switchyard admin API', version: '1.0.0', description: `Sources, write keys and webhooks destinations. ${SECURITY_DESCRIPTION}` },
     servers: [{ url: 'http://127.0.0.1:8081' }],
     security: [{ bearer: [] }],
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'SWITCHYARD_ADMIN_TOKEN or a token from POST /v1/tokens; an operation\'s security names the scope it needs (admin, read, metadata)' } },
       schemas: {
-        Error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, field: { type: 'string' } } },
-        Source: { type: 'object', required: ['id', 'name', 'enabled', 'writeKeys', 'createdAt', 'updatedAt'], properties: { id: { type: 'string' }, name: { type: 'string' }, enabled: { type: 'boolean' }, writeKeys: { type: 'array', items: { type: 'string' } }, createdAt: iso, updatedAt: iso } },
+        Error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, field: { type: 'string' }, scope: { enum: ['admin', 'read', 'metadata'], description: 'MISSING_SCOPE: the scope the request needs' } } },
+        Source: { type: 'object', required: ['id', 'name', 'enabled', 'writeKeys', 'createdAt', 'updatedAt'], properties: { id: { type: 'string' }, name: { type: 'string' }, enabled: { type: 'boolean' }, writeKeys: { type: 'array', items: { type: 'string' }, description: 'Each masked as ******** for tokens without the admin scope' }, createdAt: iso, updatedAt: iso } },
+        ...tokenSchemas(iso),
         DeadLetter: {
           type: 'object', required: ['id', 'reason', 'status', 'responseExcerpt', 'error', 'failedAt', 'destinationId', 'sourceId', 'messageId', 'eventType', 'attempts', 'replayedAt'],
           properties: {
-            id: { type: 'string' }, reason: { type: 'string' }, status: { type: ['integer', 'null'] }, responseExcerpt: { type: ['string', 'null'] }, error: { type: ['string', 'null'] },
+            id: { type: 'string' }, reason: { type: 'string' }, status: { type: ['integer', 'null'] }, responseExcerpt: { type: ['string', 'null'], description: 'null for metadata tokens (a receiver may echo the payload)' }, error: { type: ['string', 'null'] },
             failedAt: iso, destinationId: { type: 'string' }, sourceId: { type: 'string' }, messageId: { type: 'string' }, eventType: { type: 'string' }, attempts: { type: 'integer' },
             replayedAt: { type: ['string', 'null'], format: 'date-time' },
           },
         },
         DeadLetterDetail: {
-          allOf: [{ $ref: '#/components/schemas/DeadLetter' }, { type: 'object', required: ['body'], properties: { body: { type: 'string', description: 'The JSON text that was being delivered' } } }],
+          allOf: [{ $ref: '#/components/schemas/DeadLetter' }, { type: 'object', required: ['body'], properties: { body: { type: ['string', 'null'], description: 'The JSON text that was being delivered; null for metadata tokens' } } }],
         },
         MessageTrace: {
           type: 'object', required: ['messageId', 'sourceId', 'type', 'receivedAt', 'destinations'],
@@ -121,7 +123,7 @@ export function openApiDocument(): Record<string, unknown> {
               type: 'object', required: ['sharedSecret', 'webhooks'],
               properties: {
                 sharedSecret: { type: ['string', 'null'], description: 'Masked as ******** when set' },
-                webhooks: { type: 'array', maxItems: 5, items: { type: 'object', required: ['url', 'headers'], properties: { url: { type: 'string' }, headers: { type: 'object', additionalProperties: { type: 'string' } } } } },
+                webhooks: { type: 'array', maxItems: 5, items: { type: 'object', required: ['url', 'headers'], properties: { url: { type: 'string' }, headers: { type: 'object', description: 'Values masked as ******** for tokens without the admin scope', additionalProperties: { type: 'string' } } } } },
               },
             },
             filter: freeForm('The event filter ({types?, events?, where?}), null when every call goes through', true),
@@ -181,7 +183,7 @@ export function openApiDocument(): Record<string, unknown> {
         parameters: idParam,
         get: {
           summary: 'The source\'s calls from now on, as Server-Sent Events (the debugger\'s live feed; docs/debugger.md)',
-          description: 'Events: `ready` {sourceId} once reading from the end of the ingest topic; `call` {messageId, type, name, userId, anonymousId, timestamp, receivedAt, call} with id = messageId; `dropped` {count} when this client read too slowly (200 calls are buffered per stream); `end` {reason} before the server closes the stream. A comment line every 15 s.',
+          description: 'Events: `ready` {sourceId} once reading from the end of the ingest topic; `call` {messageId, type, name, userId, anonymousId, timestamp, receivedAt, call} with id = messageId (for a metadata token `call` keeps only ids, type, event or name and times: no properties, traits, context or integrations); `dropped` {count} when this client read too slowly (200 calls are buffered per stream); `end` {reason} before the server closes the stream (shutdown, or revoked once the token is revoked). A comment line every 15 s.',
           responses: {
             200: { description: 'An endless text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
             401: errors[401], 404: errors[404],
@@ -278,6 +280,7 @@ export function openApiDocument(): Record<string, unknown> {
         patch: { summary: 'Update a destination (omitted fields unchanged; sharedSecret null removes it)', requestBody: body(destinations.patch), responses: { 200: json('Destination', 'Updated'), ...errors } },
         delete: { summary: 'Delete a destination', responses: { 204: { description: 'Deleted' }, 401: errors[401], 404: errors[404] } },
       },
+      ...tokenPaths({ errors, json, list }),
     },
-  };
+  }, json);
 }

@@ -1,11 +1,16 @@
 import type { Destination, Source } from '@switchyard/platform/config-view/config-state';
 import { activeSigningSecrets, newSigningSecret, type SigningSecret } from '@switchyard/platform/signing/standard-webhooks';
 
-/** The API's JSON shapes of stored records: ISO timestamps, the shared secret never shown. */
+/**
+ * The API's JSON shapes of stored records: ISO timestamps, the shared secret never shown.
+ * `credentials` (admin tokens only: scopes.ts, Access) decides whether write keys and webhook
+ * header values are shown; other tokens see each masked, so they can read the configuration
+ * without being able to send events or call a receiver as Switchyard does.
+ */
 export const MASKED_SECRET = '********';
 
-export function sourceView(s: Source) {
-  return { id: s.id, name: s.name, enabled: s.enabled, writeKeys: [...s.writeKeys], createdAt: iso(s.createdAt), updatedAt: iso(s.updatedAt) };
+export function sourceView(s: Source, credentials = true) {
+  return { id: s.id, name: s.name, enabled: s.enabled, writeKeys: s.writeKeys.map((k) => (credentials ? k : MASKED_SECRET)), createdAt: iso(s.createdAt), updatedAt: iso(s.updatedAt) };
 }
 
 /**
@@ -13,10 +18,10 @@ export function sourceView(s: Source) {
  * period ends). Secret values are never in a view; `newSecret` (see withNewSecret) is the one
  * exception, in the response of the request that made it.
  */
-export function destinationView(d: Destination, now = Date.now()) {
+export function destinationView(d: Destination, now = Date.now(), credentials = true) {
   return {
     id: d.id, sourceId: d.sourceId, name: d.name, type: d.type, enabled: d.enabled,
-    settings: { sharedSecret: d.sharedSecret === null ? null : MASKED_SECRET, webhooks: d.webhooks.map((w) => ({ url: w.url, headers: { ...w.headers } })) },
+    settings: { sharedSecret: d.sharedSecret === null ? null : MASKED_SECRET, webhooks: d.webhooks.map((w) => ({ url: w.url, headers: credentials ? { ...w.headers } : Object.fromEntries(Object.keys(w.headers).map((name) => [name, MASKED_SECRET])) })) },
     filter: d.filter === null ? null : JSON.parse(d.filter) as unknown,
     signing: {
       standard: d.standardSignatures,

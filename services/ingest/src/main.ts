@@ -20,8 +20,7 @@ const configSchema = z.object({
   /** How often usage totals (calls per source per day) are written: what a crash can lose at most. */
   SWITCHYARD_USAGE_INTERVAL: env.duration('5s'),
   /** Whose X-Forwarded-For to believe for context.ip: false, true, a hop count, or comma-separated addresses/CIDRs. */
-  INGEST_TRUST_PROXY: z.string().default('false').transform((v): boolean | number | string[] =>
-    v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v.split(',').map((s) => s.trim()).filter(Boolean)),
+  INGEST_TRUST_PROXY: env.trustProxy(),
   /**
    * The URL browsers reach this service at (scheme, host, port, optional path prefix): the
    * analytics.js settings send every call there. Default: the listen address.

@@ -13,6 +13,7 @@ import { replays } from './replays.js';
 import { signingSecrets } from './signing-secrets.js';
 import { sources } from './sources.js';
 import { CommandExit, type ActionContext, type GroupSpec, type LeafSpec } from './spec.js';
+import { tokens } from './tokens.js';
 import { writeKeys } from './write-keys.js';
 
 export { CommandExit, type ActionContext, type GroupSpec, type LeafSpec, type Output } from './spec.js';
@@ -29,7 +30,7 @@ export interface ProgramIo {
   sleep?: (ms: number) => Promise<void>;
 }
 
-export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations, signingSecrets, replays, deadLetters, deletions, audiences, computedTraits];
+export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations, signingSecrets, replays, deadLetters, deletions, audiences, computedTraits, tokens];
 
 /** Commands of their own, after the groups in `switchyard --help`. */
 export const standalone: readonly LeafSpec[] = [acls];

@@ -39,6 +39,24 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description SOURCE_NOT_ALLOWED: the token is limited to other sources */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -81,6 +99,24 @@ export interface paths {
                 };
                 /** @description Missing or wrong admin token */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -144,8 +180,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description SOURCE_NOT_ALLOWED: the token is limited to other sources */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -185,8 +239,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -244,8 +316,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -301,8 +391,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -362,8 +470,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -417,8 +543,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description SOURCE_NOT_ALLOWED: the token is limited to other sources */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -447,7 +591,7 @@ export interface paths {
         };
         /**
          * The source's calls from now on, as Server-Sent Events (the debugger's live feed; docs/debugger.md)
-         * @description Events: `ready` {sourceId} once reading from the end of the ingest topic; `call` {messageId, type, name, userId, anonymousId, timestamp, receivedAt, call} with id = messageId; `dropped` {count} when this client read too slowly (200 calls are buffered per stream); `end` {reason} before the server closes the stream. A comment line every 15 s.
+         * @description Events: `ready` {sourceId} once reading from the end of the ingest topic; `call` {messageId, type, name, userId, anonymousId, timestamp, receivedAt, call} with id = messageId (for a metadata token `call` keeps only ids, type, event or name and times: no properties, traits, context or integrations); `dropped` {count} when this client read too slowly (200 calls are buffered per stream); `end` {reason} before the server closes the stream (shutdown, or revoked once the token is revoked). A comment line every 15 s.
          */
         get: {
             parameters: {
@@ -478,8 +622,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description SOURCE_NOT_ALLOWED: the token is limited to other sources */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -545,6 +707,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description SOURCE_NOT_ALLOWED: the token is limited to other sources */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description Not in the trace index (older than its window, or never seen): {error: "not_found", code: "MESSAGE_NOT_FOUND", message} */
                 404: {
                     headers: {
@@ -557,6 +728,15 @@ export interface paths {
                             code?: string;
                             message: string;
                         };
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
             };
@@ -601,6 +781,24 @@ export interface paths {
                 };
                 /** @description Missing or wrong admin token */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description SOURCE_NOT_ALLOWED: the token is limited to other sources */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -694,6 +892,24 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -761,8 +977,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -819,8 +1053,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description SOURCE_NOT_ALLOWED: the token is limited to other sources */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -900,8 +1152,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -958,8 +1228,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description SOURCE_NOT_ALLOWED: the token is limited to other sources */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1002,6 +1290,15 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
                     headers: {
@@ -1013,6 +1310,15 @@ export interface paths {
                 };
                 /** @description REPLAY_FINISHED */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1066,6 +1372,24 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description SOURCE_NOT_ALLOWED: the token is limited to other sources */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1107,6 +1431,24 @@ export interface paths {
                 };
                 /** @description Missing or wrong admin token */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1170,8 +1512,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description SOURCE_NOT_ALLOWED: the token is limited to other sources */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1211,8 +1571,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1269,8 +1647,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1321,6 +1717,24 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description SOURCE_NOT_ALLOWED: the token is limited to other sources */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1362,6 +1776,24 @@ export interface paths {
                 };
                 /** @description Missing or wrong admin token */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1425,8 +1857,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description SOURCE_NOT_ALLOWED: the token is limited to other sources */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1466,8 +1916,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1540,6 +2008,24 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -1601,6 +2087,24 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description SOURCE_NOT_ALLOWED: the token is limited to other sources */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         put?: never;
@@ -1650,8 +2154,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description SOURCE_NOT_ALLOWED: the token is limited to other sources */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1724,6 +2246,24 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
             };
         };
         delete?: never;
@@ -1780,8 +2320,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description SOURCE_NOT_ALLOWED: the token is limited to other sources */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1821,8 +2379,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1913,8 +2489,26 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description No such resource */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1926,6 +2520,210 @@ export interface paths {
         };
         trace?: never;
     };
+    "/v1/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List tokens (admin): id, name, scopes, sourceIds, createdAt — never the token */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Oldest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            tokens: components["schemas"]["Token"][];
+                        };
+                    };
+                };
+                /** @description Missing or wrong admin token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Make a token: {name, scopes: [admin | read | metadata], sourceIds?}; the answer is the only time the token is shown */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        scopes: ("admin" | "read" | "metadata")[];
+                        /** @description The sources the token is limited to (not with admin); left out: every source */
+                        sourceIds?: string[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Created: the token, shown once */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TokenCreated"];
+                    };
+                };
+                /** @description Invalid: `field` names it (UNKNOWN_SOURCE for sourceIds[i]; INVALID_FIELD for sourceIds with admin); TOO_MANY_TOKENS */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or wrong admin token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a token: refused by every control instance within a second or two */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Revoked */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing or wrong admin token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1934,21 +2732,51 @@ export interface components {
             code: string;
             message: string;
             field?: string;
+            /**
+             * @description MISSING_SCOPE: the scope the request needs
+             * @enum {unknown}
+             */
+            scope?: "admin" | "read" | "metadata";
         };
         Source: {
             id: string;
             name: string;
             enabled: boolean;
+            /** @description Each masked as ******** for tokens without the admin scope */
             writeKeys: string[];
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
             updatedAt: string;
         };
+        /** @description A stored token: never its value or its hash */
+        Token: {
+            /** @description tok_… */
+            id: string;
+            name: string;
+            scopes: ("admin" | "read" | "metadata")[];
+            /** @description The sources it is limited to; null: every source */
+            sourceIds: string[] | null;
+            /** Format: date-time */
+            createdAt: string;
+        };
+        TokenCreated: {
+            /** @description tok_… */
+            id: string;
+            name: string;
+            scopes: ("admin" | "read" | "metadata")[];
+            /** @description The sources it is limited to; null: every source */
+            sourceIds: string[] | null;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description syt_ + 256 random bits in base64url: shown in this answer only (the token is stored as its SHA-256) */
+            token: string;
+        };
         DeadLetter: {
             id: string;
             reason: string;
             status: number | null;
+            /** @description null for metadata tokens (a receiver may echo the payload) */
             responseExcerpt: string | null;
             error: string | null;
             /** Format: date-time */
@@ -1962,8 +2790,8 @@ export interface components {
             replayedAt: string | null;
         };
         DeadLetterDetail: components["schemas"]["DeadLetter"] & {
-            /** @description The JSON text that was being delivered */
-            body: string;
+            /** @description The JSON text that was being delivered; null for metadata tokens */
+            body: string | null;
         };
         MessageTrace: {
             messageId: string;
@@ -2096,6 +2924,7 @@ export interface components {
                 sharedSecret: string | null;
                 webhooks: {
                     url: string;
+                    /** @description Values masked as ******** for tokens without the admin scope */
                     headers: {
                         [key: string]: string;
                     };

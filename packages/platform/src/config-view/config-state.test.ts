@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { ConfigState, type Source } from './config-state.js';
+import { ConfigState, type AdminToken, type Source } from './config-state.js';
 
 const source = (id: string, writeKeys: string[], enabled = true): Source => ({ id, name: id, enabled, writeKeys, createdAt: 0, updatedAt: 0 });
 
@@ -44,5 +45,27 @@ describe('ConfigState.sourceForWriteKey', () => {
     const samples = Array.from({ length: 5 }, () => time(near) / time(far)).sort();
     const median = samples[2]!;
     assert.ok(median > 0.33 && median < 3, `near/far time ratio ${median.toFixed(2)}`);
+  });
+});
+
+describe('ConfigState admin tokens', () => {
+  const sha = (text: string) => createHash('sha256').update(text).digest();
+  const token = (id: string, secret: string): AdminToken => ({ id, name: id, scopes: ['read'], sourceIds: null, tokenHash: sha(secret).toString('hex'), createdAt: 0 });
+
+  it('finds a token by the digest of its value; a tombstone or a replaced hash forgets it', () => {
+    const state = new ConfigState();
+    state.apply('admin-token:t1', { kind: 'admin-token', value: token('t1', 'secret-one') });
+    state.apply('admin-token:t2', { kind: 'admin-token', value: token('t2', 'secret-two') });
+    assert.equal(state.adminTokenByHash(sha('secret-one'))?.id, 't1');
+    assert.equal(state.adminTokenByHash(sha('secret-two'))?.id, 't2');
+    assert.equal(state.adminTokenByHash(sha('secret-on')), undefined);
+    assert.equal(state.adminTokenByHash(Buffer.alloc(0)), undefined);
+    assert.deepEqual(state.adminTokens().map((t) => t.id), ['t1', 't2']);
+    state.apply('admin-token:t1', null);
+    assert.equal(state.adminTokenByHash(sha('secret-one')), undefined);
+    assert.equal(state.adminToken('t1'), undefined);
+    state.apply('admin-token:t2', { kind: 'admin-token', value: token('t2', 'secret-three') });
+    assert.equal(state.adminTokenByHash(sha('secret-two')), undefined);
+    assert.equal(state.adminTokenByHash(sha('secret-three'))?.id, 't2');
   });
 });

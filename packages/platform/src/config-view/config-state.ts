@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Audience, ComputedTrait, Destination, Source } from '../schemas/generated.js';
+import type { AdminToken, Audience, ComputedTrait, Destination, Source } from '../schemas/generated.js';
 
-export type { Audience, ComputedTrait, Destination, Source };
+export type { AdminToken, Audience, ComputedTrait, Destination, Source };
 
-/** Keys of the compacted config topic: `source:<id>` and `destination:<id>`. */
-const KINDS = ['source', 'destination', 'audience', 'computed-trait'] as const;
+/** Keys of the compacted config topic: `<kind>:<id>`. */
+const KINDS = ['source', 'destination', 'audience', 'computed-trait', 'admin-token'] as const;
 type Kind = (typeof KINDS)[number];
 
 export const configKey = {
@@ -12,6 +12,7 @@ export const configKey = {
   destination: (id: string) => `destination:${id}`,
   audience: (id: string) => `audience:${id}`,
   computedTrait: (id: string) => `computed-trait:${id}`,
+  adminToken: (id: string) => `admin-token:${id}`,
   parse(key: string): { kind: Kind; id: string } | undefined {
     const i = key.indexOf(':');
     const kind = key.slice(0, i) as Kind;
@@ -23,7 +24,8 @@ export type ConfigRecord =
   | { kind: 'source'; value: Source }
   | { kind: 'destination'; value: Destination }
   | { kind: 'audience'; value: Audience }
-  | { kind: 'computed-trait'; value: ComputedTrait };
+  | { kind: 'computed-trait'; value: ComputedTrait }
+  | { kind: 'admin-token'; value: AdminToken };
 
 function digest(key: string): string {
   return createHash('sha256').update(key).digest('hex');
@@ -42,6 +44,9 @@ export class ConfigState {
   private readonly writeKeys = new Map<string, { sourceId: string; key: Buffer }>();
   private readonly audiencesById = new Map<string, Audience>();
   private readonly computedTraitsById = new Map<string, ComputedTrait>();
+  private readonly adminTokensById = new Map<string, AdminToken>();
+  /** Admin tokens by the hex SHA-256 of the token (only the hash is ever stored). */
+  private readonly adminTokensByHash = new Map<string, AdminToken>();
   /** Increments on every applied record. */
   version = 0;
 
@@ -53,6 +58,7 @@ export class ConfigState {
     if (parsed.kind === 'source') this.setSource(parsed.id, record?.kind === 'source' ? record.value : null);
     else if (parsed.kind === 'destination') this.setDestination(parsed.id, record?.kind === 'destination' ? record.value : null);
     else if (parsed.kind === 'audience') setOrDelete(this.audiencesById, parsed.id, record?.kind === 'audience' ? record.value : null);
+    else if (parsed.kind === 'admin-token') this.setAdminToken(parsed.id, record?.kind === 'admin-token' ? record.value : null);
     else setOrDelete(this.computedTraitsById, parsed.id, record?.kind === 'computed-trait' ? record.value : null);
   }
 
@@ -60,6 +66,20 @@ export class ConfigState {
   audiences(): Audience[] { return [...this.audiencesById.values()]; }
   computedTrait(id: string): ComputedTrait | undefined { return this.computedTraitsById.get(id); }
   computedTraits(): ComputedTrait[] { return [...this.computedTraitsById.values()]; }
+
+  adminToken(id: string): AdminToken | undefined { return this.adminTokensById.get(id); }
+  adminTokens(): AdminToken[] { return [...this.adminTokensById.values()]; }
+
+  /**
+   * The admin token whose SHA-256 is `hash` (32 bytes). The map is keyed by the hex digest, and the
+   * stored digest is compared again with timingSafeEqual, as write keys are.
+   */
+  adminTokenByHash(hash: Buffer): AdminToken | undefined {
+    const token = this.adminTokensByHash.get(hash.toString('hex'));
+    if (!token) return undefined;
+    const stored = Buffer.from(token.tokenHash, 'hex');
+    return stored.length === hash.length && timingSafeEqual(stored, hash) ? token : undefined;
+  }
 
   source(id: string): Source | undefined { return this.sourcesById.get(id); }
   sources(): Source[] { return [...this.sourcesById.values()]; }
@@ -92,6 +112,14 @@ export class ConfigState {
     if (!value) { this.sourcesById.delete(id); return; }
     this.sourcesById.set(id, value);
     for (const key of value.writeKeys) this.writeKeys.set(digest(key), { sourceId: id, key: Buffer.from(key) });
+  }
+
+  private setAdminToken(id: string, value: AdminToken | null): void {
+    const previous = this.adminTokensById.get(id);
+    if (previous) this.adminTokensByHash.delete(previous.tokenHash);
+    if (!value) { this.adminTokensById.delete(id); return; }
+    this.adminTokensById.set(id, value);
+    this.adminTokensByHash.set(value.tokenHash, value);
   }
 
   private setDestination(id: string, value: Destination | null): void {

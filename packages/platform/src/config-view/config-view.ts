@@ -120,6 +120,7 @@ export class ConfigView extends EventEmitter<{ change: [ConfigState] }> {
       if (decoded.name === 'io.switchyard.config.Destination') return { kind: 'destination', value: decoded.value };
       if (decoded.name === 'io.switchyard.config.Audience') return { kind: 'audience', value: decoded.value };
       if (decoded.name === 'io.switchyard.config.ComputedTrait') return { kind: 'computed-trait', value: decoded.value };
+      if (decoded.name === 'io.switchyard.config.AdminToken') return { kind: 'admin-token', value: decoded.value };
       this.log.error({ key, schema: decoded.name }, 'unexpected record type on the config topic; skipped');
     } catch (err) {
       if (err instanceof RegistryUnavailableError) throw err; // the reader fetches the records again

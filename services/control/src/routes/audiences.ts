@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { parseCondition } from '@switchyard/platform/audiences/condition';
 import { parseComputedTrait } from '@switchyard/platform/audiences/computed-trait';
@@ -10,6 +10,7 @@ import { parseBody } from '../api-schemas.js';
 import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
 import { change } from '../config-store.js';
+import { accessOf } from '../scopes.js';
 
 export const audienceCreate = z.strictObject({
   sourceId: z.string({ error: 'sourceId is required' }).min(1),
@@ -30,6 +31,14 @@ function audienceView(a: Audience) {
 }
 function traitView(t: ComputedTrait) {
   return { id: t.id, sourceId: t.sourceId, name: t.name, trait: snakeCase(t.name), definition: JSON.parse(t.kind), createdAt: new Date(t.createdAt).toISOString(), updatedAt: new Date(t.updatedAt).toISOString() };
+}
+
+/** A list route's items: of the `sourceId` asked for (403 if the token may not see it), else of every source it may see. */
+function visibleOfSource<T extends { sourceId: string }>(req: FastifyRequest<{ Querystring: { sourceId?: string } }>, items: T[]): T[] {
+  const access = accessOf(req);
+  const { sourceId } = req.query;
+  if (sourceId) access.requireSource(sourceId);
+  return access.visible(items, (item) => item.sourceId).filter((item) => !sourceId || item.sourceId === sourceId);
 }
 
 function validCondition(value: unknown): string {
@@ -60,9 +69,13 @@ export function audienceRoutes(app: FastifyInstance, { view, store, clock }: Con
     return reply.code(201).send(audienceView(audience));
   });
   app.get<{ Querystring: { sourceId?: string } }>('/v1/audiences', async (req) => ({
-    audiences: view.state.audiences().filter((a) => !req.query.sourceId || a.sourceId === req.query.sourceId).map(audienceView),
+    audiences: visibleOfSource(req, view.state.audiences()).map(audienceView),
   }));
-  app.get<IdParams>('/v1/audiences/:id', async (req) => audienceView(view.state.audience(req.params.id) ?? (() => { throw notFound('audience', req.params.id); })()));
+  app.get<IdParams>('/v1/audiences/:id', async (req) => {
+    const audience = view.state.audience(req.params.id) ?? (() => { throw notFound('audience', req.params.id); })();
+    accessOf(req).requireSource(audience.sourceId);
+    return audienceView(audience);
+  });
   app.patch<IdParams>('/v1/audiences/:id', counted.write('audience', 'update'), async (req) => {
     const current = view.state.audience(req.params.id) ?? (() => { throw notFound('audience', req.params.id); })();
     const body = parseBody(audiencePatch, req.body);
@@ -88,9 +101,13 @@ export function audienceRoutes(app: FastifyInstance, { view, store, clock }: Con
     return reply.code(201).send(traitView(trait));
   });
   app.get<{ Querystring: { sourceId?: string } }>('/v1/computed-traits', async (req) => ({
-    computedTraits: view.state.computedTraits().filter((t) => !req.query.sourceId || t.sourceId === req.query.sourceId).map(traitView),
+    computedTraits: visibleOfSource(req, view.state.computedTraits()).map(traitView),
   }));
-  app.get<IdParams>('/v1/computed-traits/:id', async (req) => traitView(view.state.computedTrait(req.params.id) ?? (() => { throw notFound('computed trait', req.params.id); })()));
+  app.get<IdParams>('/v1/computed-traits/:id', async (req) => {
+    const trait = view.state.computedTrait(req.params.id) ?? (() => { throw notFound('computed trait', req.params.id); })();
+    accessOf(req).requireSource(trait.sourceId);
+    return traitView(trait);
+  });
   app.delete<IdParams>('/v1/computed-traits/:id', counted.write('computed_trait', 'delete'), async (req, reply) => {
     if (!view.state.computedTrait(req.params.id)) throw notFound('computed trait', req.params.id);
     await store.write(change.deleteComputedTrait(req.params.id));

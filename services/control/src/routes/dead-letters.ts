@@ -6,6 +6,8 @@ import { parseBody } from '../api-schemas.js';
 import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
 import type { IndexedDeadLetter } from '../dead-letter-index.js';
+import { deadLetterMetadata } from '../redaction.js';
+import { accessOf } from '../scopes.js';
 
 export const deadLetterQuery = z.strictObject({
   destinationId: z.string().min(1).optional(),
@@ -25,17 +27,26 @@ function view({ id, letter, replayedAt }: IndexedDeadLetter) {
 }
 
 /** Dead letters: list and inspect them, and replay chosen ones as fresh delivery tasks. */
-export function deadLetterRoutes(app: FastifyInstance, { deadLetters, events, clock, metrics }: ControlDeps): void {
+export function deadLetterRoutes(app: FastifyInstance, { view: config, deadLetters, events, clock, metrics }: ControlDeps): void {
   app.get('/v1/dead-letters', async (req) => {
     const q = parseBody(deadLetterQuery, req.query);
-    const { items, total } = deadLetters.query({ destinationId: q.destinationId, reason: q.reason, since: q.since ? Date.parse(q.since) : undefined, limit: q.limit });
-    return { deadLetters: items.map(view), total };
+    const access = accessOf(req);
+    const named = q.destinationId === undefined ? undefined : config.state.destination(q.destinationId);
+    if (named) access.requireSource(named.sourceId);
+    const { items, total } = deadLetters.query({
+      destinationId: q.destinationId, reason: q.reason, since: q.since ? Date.parse(q.since) : undefined, limit: q.limit,
+      ...(access.principal.sourceIds === null ? {} : { sourceAllowed: (sourceId: string) => access.allowsSource(sourceId) }),
+    });
+    return { deadLetters: items.map((e) => (access.payloads ? view(e) : deadLetterMetadata(view(e)))), total };
   });
 
   app.get<{ Params: { id: string } }>('/v1/dead-letters/:id', async (req) => {
     const entry = deadLetters.get(req.params.id);
     if (!entry) throw new ApiError(404, 'DEAD_LETTER_NOT_FOUND', `no dead letter ${JSON.stringify(req.params.id)}`);
-    return { ...view(entry), body: entry.letter.task.body };
+    const access = accessOf(req);
+    access.requireSource(entry.letter.task.sourceId);
+    const detail = { ...view(entry), body: entry.letter.task.body as string | null };
+    return access.payloads ? detail : deadLetterMetadata(detail);
   });
 
   app.post('/v1/dead-letters/replay', counted.replay, async (req, reply) => {

@@ -7,6 +7,7 @@ import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
 import { change } from '../config-store.js';
 import { newDestinationId } from '../ids.js';
+import { accessOf } from '../scopes.js';
 import { destinationView, secretShownOnce, signingAfter, storedFilter, withNewSecret } from '../views.js';
 
 type IdParams = { Params: { id: string } };
@@ -31,12 +32,19 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
 
   app.get<{ Querystring: { sourceId?: string } }>('/v1/destinations', async (req) => {
     const { sourceId } = req.query;
-    const list = sourceId ? view.state.destinationsOfSource(sourceId) : view.state.destinations();
+    const access = accessOf(req);
+    if (sourceId) access.requireSource(sourceId);
+    const list = sourceId ? view.state.destinationsOfSource(sourceId) : access.visible(view.state.destinations(), (d) => d.sourceId);
     const now = clock();
-    return { destinations: list.map((d) => destinationView(d, now)) };
+    return { destinations: list.map((d) => destinationView(d, now, access.credentials)) };
   });
 
-  app.get<IdParams>('/v1/destinations/:id', async (req) => destinationView(find(req.params.id), clock()));
+  app.get<IdParams>('/v1/destinations/:id', async (req) => {
+    const access = accessOf(req);
+    const destination = find(req.params.id);
+    access.requireSource(destination.sourceId);
+    return destinationView(destination, clock(), access.credentials);
+  });
 
   app.patch<IdParams>('/v1/destinations/:id', counted.write('destination', 'update'), async (req) => {
     const current = find(req.params.id);

@@ -4,6 +4,8 @@ import type { ControlDeps } from '../control-deps.js';
 import type { LiveCall } from '../live-call.js';
 import { LiveBuffer } from '../live-buffer.js';
 import { LiveTailFullError } from '../live-tail.js';
+import { liveCallMetadata } from '../redaction.js';
+import { accessOf } from '../scopes.js';
 import { sseComment, sseEvent } from '../sse.js';
 
 /** Pending calls per viewer before the oldest are dropped (a call is at most 32 KB). */
@@ -14,14 +16,28 @@ export const HEARTBEAT_MS = 15_000;
  * GET /v1/sources/{id}/live: the source's calls as Server-Sent Events, from now on (nothing
  * historical). Events: `ready` (reading from the end of the topic: later calls will show),
  * `call` (a LiveCall, id = messageId), `dropped` ({count}: calls skipped because this client read
- * too slowly), `end` ({reason}: the server is closing the stream). A comment every 15 s keeps
- * proxies from timing the stream out. The stream is plain fetch-readable: browsers read it with
+ * too slowly), `end` ({reason}: the server is closing the stream: `shutdown`, or `revoked` once
+ * the stream's token is revoked). A comment every 15 s keeps proxies from timing the stream out. The stream is plain fetch-readable: browsers read it with
  * fetch() so the token travels in the Authorization header, never in the URL.
  */
 export function liveRoutes(app: FastifyInstance, { view, live }: ControlDeps, opts: { heartbeatMs?: number } = {}): void {
+  // A stream outlives its request's authentication: each open one checks, on every configuration
+  // change, that its token still exists (one listener for them all, added with the first stream).
+  const revocationChecks = new Set<() => void>();
+  let watching = false;
+  const watchRevocations = () => {
+    if (watching) return;
+    watching = true;
+    view.on('change', () => { for (const check of revocationChecks) check(); });
+  };
+
   app.get<{ Params: { id: string } }>('/v1/sources/:id/live', async (req, reply) => {
     const source = view.state.source(req.params.id);
     if (!source) throw notFound('source', req.params.id);
+    const access = accessOf(req);
+    access.requireSource(source.id);
+    // A metadata token's stream carries each call without its payload.
+    const shown = access.payloads ? (call: LiveCall) => call : liveCallMetadata;
 
     const res = reply.raw;
     // A slow client loses the calls received first, as the page's own list would.
@@ -48,7 +64,7 @@ export function liveRoutes(app: FastifyInstance, { view, live }: ControlDeps, op
         sourceId: source.id,
         onReady: () => { if (!closed) res.write(sseEvent('ready', { sourceId: source.id })); },
         onCall: (call) => {
-          buffer.push(call);
+          buffer.push(shown(call));
           // Coalesce: a burst of calls is written once the current tick's batch is in.
           if (buffer.size === 1) setImmediate(flush);
         },
@@ -73,10 +89,20 @@ export function liveRoutes(app: FastifyInstance, { view, live }: ControlDeps, op
     res.write(sseComment(`live calls of source ${source.id}`));
     res.on('drain', onDrain);
     const heartbeat = setInterval(() => { if (!closed) res.write(sseComment('heartbeat')); }, opts.heartbeatMs ?? HEARTBEAT_MS);
+    const { tokenId } = access.principal;
+    const endIfRevoked = () => {
+      if (!closed && tokenId !== null && !view.state.adminToken(tokenId)) res.end(sseEvent('end', { reason: 'revoked' }));
+    };
+    if (tokenId !== null) {
+      watchRevocations();
+      revocationChecks.add(endIfRevoked);
+    }
     res.on('close', () => {
       closed = true;
       clearInterval(heartbeat);
+      revocationChecks.delete(endIfRevoked);
       unsubscribe();
     });
+    endIfRevoked();
   });
 }

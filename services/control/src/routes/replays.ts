@@ -7,6 +7,7 @@ import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
 import { newReplayId } from '../ids.js';
 import { replayView } from '../replay-index.js';
+import { accessOf } from '../scopes.js';
 import { storedFilter } from '../views.js';
 
 /** At most this many records per second, whatever fan-out would allow (its FANOUT_REPLAY_MAX_RATE caps it again). */
@@ -48,12 +49,13 @@ export function replayRoutes(app: FastifyInstance, { view, clock, replays }: Con
   });
 
   app.get<Params>('/v1/destinations/:id/replays', async (req) => {
-    destination(req.params.id);
+    accessOf(req).requireSource(destination(req.params.id).sourceId);
     return { replays: replays.ofDestination(req.params.id).map(({ replay, progress }) => replayView(replay, progress)) };
   });
 
   app.get<Params>('/v1/destinations/:id/replays/:rid', async (req) => {
     const { replay, progress } = find(req.params.id, req.params.rid);
+    accessOf(req).requireSource(replay.sourceId);
     return replayView(replay, progress);
   });
 

@@ -6,6 +6,7 @@ import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
 import { change } from '../config-store.js';
 import { newSourceId, newWriteKey } from '../ids.js';
+import { accessOf } from '../scopes.js';
 import { sourceView } from '../views.js';
 
 type IdParams = { Params: { id: string } };
@@ -22,9 +23,17 @@ export function sourceRoutes(app: FastifyInstance, { view, store, clock }: Contr
     return reply.code(201).send(sourceView(source));
   });
 
-  app.get('/v1/sources', async () => ({ sources: view.state.sources().map(sourceView) }));
+  app.get('/v1/sources', async (req) => {
+    const access = accessOf(req);
+    return { sources: access.visible(view.state.sources(), (s) => s.id).map((s) => sourceView(s, access.credentials)) };
+  });
 
-  app.get<IdParams>('/v1/sources/:id', async (req) => sourceView(find(req.params.id)));
+  app.get<IdParams>('/v1/sources/:id', async (req) => {
+    const access = accessOf(req);
+    const source = find(req.params.id);
+    access.requireSource(source.id);
+    return sourceView(source, access.credentials);
+  });
 
   app.patch<IdParams>('/v1/sources/:id', counted.write('source', 'update'), async (req) => {
     const current = find(req.params.id);
