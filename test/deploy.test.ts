@@ -14,7 +14,8 @@
 //   alert fires when it should, and the PrometheusRule carries the same rules.
 // - Every metric the Grafana dashboard and the alert rules query is exported by a running service
 //   (the services are started against the real broker and registry and scraped).
-// - `docker-compose config` accepts docker-compose.yml.
+// - `docker-compose config` accepts docker-compose.yml, and with deploy/compose/kafka-sasl-ssl.yml on
+//   top every service reads its Kafka and registry credentials from Compose secret files.
 // - The Dockerfile: every file it copies exists and is not excluded by .dockerignore, every npm
 //   workspace is in it, the built code imports production dependencies only, and its start
 //   command runs the built services.
@@ -649,6 +650,32 @@ describe('docker-compose.yml', { skip: which('docker-compose') ? false : missing
       assert.ok(s.healthcheck.test.join(' ').includes(`:${port}/readyz`), `${name}'s health check asks /readyz on its port`);
     }
     for (const name of ['kafka', 'registry', 'prometheus', 'grafana', 'receiver']) assert.ok(config.services[name].healthcheck?.test, `${name} has a health check`);
+  });
+
+  it('with deploy/compose/kafka-sasl-ssl.yml: every service connects with SASL_SSL and SCRAM as its own user, every credential a Compose secret file', () => {
+    const r = run('docker-compose', ['-f', 'docker-compose.yml', '-f', 'deploy/compose/kafka-sasl-ssl.yml', 'config']);
+    assert.equal(r.status, 0, `docker-compose config refused docker-compose.yml with deploy/compose/kafka-sasl-ssl.yml:\n${r.stderr}`);
+    const secure = parseYaml(r.stdout) as { services: Record<string, any>; secrets: Record<string, { file?: string }> };
+    const passwords = new Set<string>();
+    for (const name of ['setup', ...services]) {
+      const s = secure.services[name];
+      const env = s.environment as Record<string, string>;
+      assert.equal(env.KAFKA_SECURITY_PROTOCOL, 'SASL_SSL', name);
+      assert.match(env.KAFKA_SASL_MECHANISM ?? '', /^SCRAM-SHA-(256|512)$/, name);
+      assert.equal(env.KAFKA_SASL_USERNAME, `switchyard-${name}`, `${name}: its own user`);
+      assert.match(env.SCHEMA_REGISTRY_URL ?? '', /^https:\/\//, `${name}: the registry over https`);
+      const mounted = new Map<string, string>((s.secrets ?? []).map((x: { source: string; target?: string }) => [x.target?.startsWith('/') ? x.target : `/run/secrets/${x.target ?? x.source}`, x.source]));
+      const files = ['KAFKA_SASL_PASSWORD_FILE', 'KAFKA_SSL_CA_FILE', 'SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO_FILE', 'SCHEMA_REGISTRY_SSL_CA_FILE', ...(name === 'control' ? ['SWITCHYARD_ADMIN_TOKEN_FILE'] : [])];
+      for (const v of files) {
+        const source = mounted.get(env[v] ?? '');
+        assert.ok(source, `${name}: ${v}=${env[v]} is a secret the service mounts`);
+        assert.ok(secure.secrets[source]?.file, `${name}: the secret ${source} is a file`);
+      }
+      const password = mounted.get(env.KAFKA_SASL_PASSWORD_FILE ?? '')!;
+      assert.ok(!passwords.has(password), `${name}: a password secret of its own (${password})`);
+      passwords.add(password);
+      for (const [k, v] of Object.entries(env)) if (secretLike(k) && !/^DEMO_/.test(k)) assert.equal(v, '', `${name}: ${k} is not set (its _FILE is)`);
+    }
   });
 
   it('Prometheus scrapes every service under the job names the rules use; the mounted files exist', () => {
