@@ -46,8 +46,8 @@ function which(command: string): string | undefined {
   return r.status === 0 ? r.stdout.trim() : undefined;
 }
 
-function run(command: string, args: string[], opts: { cwd?: string; input?: string } = {}): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(command, args, { cwd: opts.cwd ?? repoRoot, input: opts.input, encoding: 'utf8', maxBuffer: 64 << 20 });
+function run(command: string, args: string[], opts: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(command, args, { cwd: opts.cwd ?? repoRoot, input: opts.input, env: opts.env, encoding: 'utf8', maxBuffer: 64 << 20 });
   return { status: r.status, stdout: r.stdout ?? '', stderr: (r.stderr ?? '') + (r.error ? String(r.error) : '') };
 }
 
@@ -653,7 +653,9 @@ describe('docker-compose.yml', { skip: which('docker-compose') ? false : missing
   });
 
   it('with deploy/compose/kafka-sasl-ssl.yml: every service connects with SASL_SSL and SCRAM as its own user, every credential a Compose secret file', () => {
-    const r = run('docker-compose', ['-f', 'docker-compose.yml', '-f', 'deploy/compose/kafka-sasl-ssl.yml', 'config']);
+    // The addresses as a user exports them (the test run's own, plaintext ones are in the environment).
+    const env = { ...process.env, KAFKA_BROKERS: 'kafka.example.com:9093', SCHEMA_REGISTRY_URL: 'https://registry.example.com/apis/ccompat/v7' };
+    const r = run('docker-compose', ['-f', 'docker-compose.yml', '-f', 'deploy/compose/kafka-sasl-ssl.yml', 'config'], { env });
     assert.equal(r.status, 0, `docker-compose config refused docker-compose.yml with deploy/compose/kafka-sasl-ssl.yml:\n${r.stderr}`);
     const secure = parseYaml(r.stdout) as { services: Record<string, any>; secrets: Record<string, { file?: string }> };
     const passwords = new Set<string>();
