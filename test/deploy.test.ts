@@ -6,12 +6,16 @@
 //   deploys what the scale-out suites prove: at least two replicas of every service,
 //   each behind a disruption budget of one pod, spread over zones and nodes, topics with three
 //   replicas (so min.insync.replicas=2), and no transactional id set anywhere (fanout and
-//   audiences derive one per input partition, so they need no StatefulSet).
+//   audiences derive one per input partition, so they need no StatefulSet). It connects to Kafka
+//   with SASL_SSL and SCRAM, each workload (and KEDA's scaler) as its service's own user, and to
+//   the registry over https, every credential a file of a read-only Secret volume (no secret in a
+//   ConfigMap or an environment value); base and small need no credentials but control's token.
 // - Prometheus: `promtool check rules` accepts the alert rules, `promtool test rules` shows each
 //   alert fires when it should, and the PrometheusRule carries the same rules.
 // - Every metric the Grafana dashboard and the alert rules query is exported by a running service
 //   (the services are started against the real broker and registry and scraped).
-// - `docker-compose config` accepts docker-compose.yml.
+// - `docker-compose config` accepts docker-compose.yml, and with deploy/compose/kafka-sasl-ssl.yml on
+//   top every service reads its Kafka and registry credentials from Compose secret files.
 // - The Dockerfile: every file it copies exists and is not excluded by .dockerignore, every npm
 //   workspace is in it, the built code imports production dependencies only, and its start
 //   command runs the built services.
@@ -42,8 +46,8 @@ function which(command: string): string | undefined {
   return r.status === 0 ? r.stdout.trim() : undefined;
 }
 
-function run(command: string, args: string[], opts: { cwd?: string; input?: string } = {}): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(command, args, { cwd: opts.cwd ?? repoRoot, input: opts.input, encoding: 'utf8', maxBuffer: 64 << 20 });
+function run(command: string, args: string[], opts: { cwd?: string; input?: string; env?: NodeJS.ProcessEnv } = {}): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(command, args, { cwd: opts.cwd ?? repoRoot, input: opts.input, env: opts.env, encoding: 'utf8', maxBuffer: 64 << 20 });
   return { status: r.status, stdout: r.stdout ?? '', stderr: (r.stderr ?? '') + (r.error ? String(r.error) : '') };
 }
 
@@ -86,6 +90,9 @@ function kustomize(target: string): K8sObject[] {
 /** The bound of each shutdown step (Lifecycle's default timeout), in seconds. */
 const shutdownStepSeconds = Number(/private readonly timeoutMs = ([\d_]+)/.exec(read('packages/platform/src/lifecycle.ts'))![1]!.replace(/_/g, '')) / 1000;
 
+/** A variable that holds a secret when set directly (its <NAME>_FILE form holds only a path). */
+const secretLike = (name: string) => /TOKEN|SECRET|PASSWORD|USER_INFO|KEY/i.test(name) && !name.endsWith('_FILE');
+
 const matches = (selector: Record<string, string>, labels: Record<string, string> = {}) => Object.entries(selector).every(([k, v]) => labels[k] === v);
 
 describe('Kubernetes manifests (kustomize)', { skip: which('kubectl') ? false : missing('kubectl', 'kubernetes-client') }, () => {
@@ -109,6 +116,50 @@ describe('Kubernetes manifests (kustomize)', { skip: which('kubectl') ? false : 
         return cm.metadata.name;
       };
 
+      /** Every pod template: the Deployments, and the set-up Job as "setup". */
+      const workloads = () => [
+        ...all('Deployment').map((d) => ({ name: d.spec.template.metadata.labels['app.kubernetes.io/component'] as string, pod: d.spec.template.spec })),
+        ...all('Job').map((j) => ({ name: j.spec.template.metadata.labels['app.kubernetes.io/component'] as string, pod: j.spec.template.spec })),
+      ];
+      /** A container's environment as the manifests give it: its ConfigMaps, then its literal env values. */
+      const envOf = (c: any): Record<string, string | undefined> => {
+        const env: Record<string, string | undefined> = {};
+        for (const e of c.envFrom ?? []) if (e.configMapRef) Object.assign(env, one('ConfigMap', e.configMapRef.name).data);
+        for (const e of c.env ?? []) if (e.value !== undefined) env[e.name] = e.value;
+        return env;
+      };
+      /** Names of Secrets some pod cannot start without, sorted. */
+      const requiredSecrets = () => {
+        const names = new Set<string>();
+        for (const { pod } of workloads()) {
+          for (const v of pod.volumes ?? []) if (v.secret && !v.secret.optional) names.add(v.secret.secretName);
+          for (const c of pod.containers) {
+            for (const e of c.envFrom ?? []) if (e.secretRef && !e.secretRef.optional) names.add(e.secretRef.name);
+            for (const e of c.env ?? []) if (e.valueFrom?.secretKeyRef && !e.valueFrom.secretKeyRef.optional) names.add(e.valueFrom.secretKeyRef.name);
+          }
+        }
+        return [...names].sort();
+      };
+      /**
+       * The Secret key a file path is mounted from: the container mounts a Secret volume read-only
+       * at the file's directory, and the volume projects that key to the file's name.
+       */
+      const mountedSecretFile = (pod: any, c: any, path: string | undefined, what: string) => {
+        assert.ok(typeof path === 'string' && path.startsWith('/'), `${what}: an absolute path (${path})`);
+        const mount = (c.volumeMounts ?? []).find((m: any) => path.startsWith(`${m.mountPath.replace(/\/$/, '')}/`));
+        assert.ok(mount, `${what}: ${path} is in a mounted volume`);
+        assert.equal(mount.readOnly, true, `${what}: mounted read-only`);
+        const volume = (pod.volumes ?? []).find((v: any) => v.name === mount.name);
+        assert.ok(volume?.secret, `${what}: ${mount.name} is a Secret volume`);
+        const file = path.slice(mount.mountPath.replace(/\/$/, '').length + 1);
+        const item = (volume.secret.items ?? []).find((i: any) => i.path === file);
+        assert.ok(item || !volume.secret.items, `${what}: the volume projects ${file}`);
+        const mode = item?.mode ?? volume.secret.defaultMode ?? 0o644;
+        assert.equal(mode & 0o007, 0, `${what}: no access for others (mode ${mode.toString(8)})`);
+        assert.ok(pod.securityContext?.fsGroup !== undefined, `${what}: the pod has an fsGroup, so its non-root user can read the file`);
+        return { secret: volume.secret.secretName as string, key: (item?.key ?? file) as string };
+      };
+
       before(() => { objects = kustomize(target); });
 
       it('builds, and every object validates against the Kubernetes schemas', () => {
@@ -128,6 +179,30 @@ describe('Kubernetes manifests (kustomize)', { skip: which('kubectl') ? false : 
 
       it('no Secret is rendered: secrets are created in the cluster, never kept in git', () => {
         assert.deepEqual(all('Secret').map((o) => o.metadata.name), []);
+      });
+
+      it('no ConfigMap or environment value holds a secret: only <NAME>_FILE paths', () => {
+        const found: string[] = [];
+        for (const cm of all('ConfigMap')) for (const key of Object.keys(cm.data ?? {})) if (secretLike(key)) found.push(`ConfigMap ${cm.metadata.name}: ${key}`);
+        for (const w of workloads()) for (const c of w.pod.containers) for (const e of c.env ?? []) if (secretLike(e.name) && e.value !== undefined) found.push(`${w.name}: env ${e.name}`);
+        assert.deepEqual(found, []);
+      });
+
+      it('the Secrets the pods need: none but control\'s without Kafka credentials; with them, the ones deploy/README.md names', () => {
+        const needed = requiredSecrets();
+        if (target !== 'overlays/production') {
+          assert.deepEqual(needed, ['switchyard-control'], 'base and small run on a plaintext Kafka with no credentials: only control\'s admin token');
+          for (const w of workloads()) {
+            const env = envOf(w.pod.containers[0]);
+            assert.ok(env.KAFKA_SECURITY_PROTOCOL === undefined || env.KAFKA_SECURITY_PROTOCOL === 'PLAINTEXT', `${w.name} connects in plaintext`);
+          }
+          return;
+        }
+        // The per-service Secrets are named in the README as switchyard-<service>-…
+        const readme = read('deploy/README.md');
+        const generic = (name: string) => name.replace(new RegExp(`^switchyard-(${['setup', ...services].join('|')})-`), 'switchyard-<service>-');
+        for (const name of needed) assert.ok(readme.includes(generic(name)), `deploy/README.md says how to create the Secret ${generic(name)}`);
+        assert.ok(needed.length > 4, needed.join(', '));
       });
 
       for (const name of services) {
@@ -158,7 +233,10 @@ describe('Kubernetes manifests (kustomize)', { skip: which('kubectl') ? false : 
           for (const cm of cms) one('ConfigMap', cm);
           const secret = c.envFrom.find((e: any) => e.secretRef)?.secretRef;
           assert.equal(secret?.name, `switchyard-${name}`, 'a Secret reference');
-          assert.equal(secret.optional ?? false, name !== 'control', 'control needs its Secret (the admin token); the others may have one');
+          // control needs its Secret for the admin token, unless the token comes from a mounted file
+          // (components/kafka-sasl-ssl); the others may have one.
+          const tokenFromFile = (c.env ?? []).some((e: any) => e.name === 'SWITCHYARD_ADMIN_TOKEN_FILE');
+          assert.equal(secret.optional ?? false, !(name === 'control' && !tokenFromFile), 'control needs its Secret (the admin token) unless the token is a file; the others may have one');
           const env = { ...common(), ...one('ConfigMap', configMapName(`switchyard-${name}`)).data };
           assert.equal(Number(env[`${name.toUpperCase()}_PORT`]), port.containerPort, 'the service listens on the container port');
           assert.equal(env.HOST, '0.0.0.0');
@@ -272,6 +350,60 @@ describe('Kubernetes manifests (kustomize)', { skip: which('kubectl') ? false : 
               assert.ok(matches(c.labelSelector.matchLabels, pod.metadata.labels), `${name}'s ${key} spread counts its own pods`);
               assert.equal(c.labelSelector.matchLabels['app.kubernetes.io/component'], name, `${name}'s ${key} spread counts only its own pods`);
             }
+          }
+        });
+
+        it('production: every workload connects with SASL_SSL and SCRAM as its own user, its password and the CA files of mounted Secrets', () => {
+          const passwords = new Map<string, string>();
+          const found = workloads().map((w) => w.name).sort();
+          assert.deepEqual(found, ['setup', ...services].sort(), 'every Deployment and the set-up Job');
+          for (const { name, pod } of workloads()) {
+            const c = pod.containers[0];
+            const env = envOf(c);
+            assert.equal(env.KAFKA_SECURITY_PROTOCOL, 'SASL_SSL', `${name}: TLS and SASL`);
+            assert.match(env.KAFKA_SASL_MECHANISM ?? '', /^SCRAM-SHA-(256|512)$/, `${name}: a SCRAM mechanism`);
+            assert.equal(env.KAFKA_SASL_USERNAME, `switchyard-${name}`, `${name}: its own user (the ACL table's principal)`);
+            for (const broker of (env.KAFKA_BROKERS ?? '').split(',')) assert.doesNotMatch(broker, /:9092$/, `${name}: ${broker} is the TLS listener (Strimzi: 9093), not the plaintext 9092`);
+            for (const n of ['KAFKA_SASL_PASSWORD', 'KAFKA_SSL_KEY_PASSWORD', 'SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO', 'SWITCHYARD_ADMIN_TOKEN']) {
+              assert.equal(env[n], undefined, `${name}: ${n} is not in the manifests (${n}_FILE is)`);
+              assert.ok(!(c.env ?? []).some((e: any) => e.name === n), `${name}: ${n} is not set from a Secret into the environment either`);
+            }
+            const password = mountedSecretFile(pod, c, env.KAFKA_SASL_PASSWORD_FILE, `${name} KAFKA_SASL_PASSWORD_FILE`);
+            assert.ok(![...passwords.values()].includes(password.secret), `${name}: a password Secret of its own (${password.secret})`);
+            passwords.set(name, password.secret);
+            mountedSecretFile(pod, c, env.KAFKA_SSL_CA_FILE, `${name} KAFKA_SSL_CA_FILE`);
+          }
+        });
+
+        it('production: the registry over https with Basic auth and its CA, and the admin token, from mounted Secrets', () => {
+          for (const { name, pod } of workloads()) {
+            const c = pod.containers[0];
+            const env = envOf(c);
+            assert.match(env.SCHEMA_REGISTRY_URL ?? '', /^https:\/\//, `${name}: the registry over https`);
+            mountedSecretFile(pod, c, env.SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO_FILE, `${name} SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO_FILE`);
+            mountedSecretFile(pod, c, env.SCHEMA_REGISTRY_SSL_CA_FILE, `${name} SCHEMA_REGISTRY_SSL_CA_FILE`);
+            if (name === 'control') mountedSecretFile(pod, c, env.SWITCHYARD_ADMIN_TOKEN_FILE, 'control SWITCHYARD_ADMIN_TOKEN_FILE');
+            else assert.equal(env.SWITCHYARD_ADMIN_TOKEN_FILE, undefined, `${name} does not get the admin token`);
+          }
+        });
+
+        it('production: KEDA reads the lag over TLS and SCRAM as the service it scales', () => {
+          for (const so of all('ScaledObject')) {
+            const deployment = one('Deployment', so.spec.scaleTargetRef.name);
+            const c = deployment.spec.template.spec.containers[0];
+            const trigger = so.spec.triggers.find((t: any) => t.type === 'kafka');
+            assert.equal(trigger.metadata.sasl, 'scram_sha512', `${so.metadata.name}: SCRAM-SHA-512, as the services`);
+            assert.equal(envOf(c).KAFKA_SASL_MECHANISM, 'SCRAM-SHA-512');
+            assert.equal(trigger.metadata.tls, 'enable');
+            const auth = one('TriggerAuthentication', trigger.authenticationRef?.name);
+            const user = auth.spec.env.find((e: any) => e.parameter === 'username');
+            assert.equal(user.name, 'KAFKA_SASL_USERNAME');
+            assert.equal(user.containerName, c.name, 'the user of the scaled Deployment');
+            const ref = (p: string) => auth.spec.secretTargetRef.find((r: any) => r.parameter === p);
+            const password = mountedSecretFile(deployment.spec.template.spec, c, envOf(c).KAFKA_SASL_PASSWORD_FILE, so.metadata.name);
+            assert.deepEqual({ name: ref('password')?.name, key: ref('password')?.key }, { name: password.secret, key: password.key }, 'the password Secret the pods mount');
+            const ca = mountedSecretFile(deployment.spec.template.spec, c, envOf(c).KAFKA_SSL_CA_FILE, so.metadata.name);
+            assert.deepEqual({ name: ref('ca')?.name, key: ref('ca')?.key }, { name: ca.secret, key: ca.key }, 'the CA the pods mount');
           }
         });
 
@@ -518,6 +650,34 @@ describe('docker-compose.yml', { skip: which('docker-compose') ? false : missing
       assert.ok(s.healthcheck.test.join(' ').includes(`:${port}/readyz`), `${name}'s health check asks /readyz on its port`);
     }
     for (const name of ['kafka', 'registry', 'prometheus', 'grafana', 'receiver']) assert.ok(config.services[name].healthcheck?.test, `${name} has a health check`);
+  });
+
+  it('with deploy/compose/kafka-sasl-ssl.yml: every service connects with SASL_SSL and SCRAM as its own user, every credential a Compose secret file', () => {
+    // The addresses as a user exports them (the test run's own, plaintext ones are in the environment).
+    const env = { ...process.env, KAFKA_BROKERS: 'kafka.example.com:9093', SCHEMA_REGISTRY_URL: 'https://registry.example.com/apis/ccompat/v7' };
+    const r = run('docker-compose', ['-f', 'docker-compose.yml', '-f', 'deploy/compose/kafka-sasl-ssl.yml', 'config'], { env });
+    assert.equal(r.status, 0, `docker-compose config refused docker-compose.yml with deploy/compose/kafka-sasl-ssl.yml:\n${r.stderr}`);
+    const secure = parseYaml(r.stdout) as { services: Record<string, any>; secrets: Record<string, { file?: string }> };
+    const passwords = new Set<string>();
+    for (const name of ['setup', ...services]) {
+      const s = secure.services[name];
+      const env = s.environment as Record<string, string>;
+      assert.equal(env.KAFKA_SECURITY_PROTOCOL, 'SASL_SSL', name);
+      assert.match(env.KAFKA_SASL_MECHANISM ?? '', /^SCRAM-SHA-(256|512)$/, name);
+      assert.equal(env.KAFKA_SASL_USERNAME, `switchyard-${name}`, `${name}: its own user`);
+      assert.match(env.SCHEMA_REGISTRY_URL ?? '', /^https:\/\//, `${name}: the registry over https`);
+      const mounted = new Map<string, string>((s.secrets ?? []).map((x: { source: string; target?: string }) => [x.target?.startsWith('/') ? x.target : `/run/secrets/${x.target ?? x.source}`, x.source]));
+      const files = ['KAFKA_SASL_PASSWORD_FILE', 'KAFKA_SSL_CA_FILE', 'SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO_FILE', 'SCHEMA_REGISTRY_SSL_CA_FILE', ...(name === 'control' ? ['SWITCHYARD_ADMIN_TOKEN_FILE'] : [])];
+      for (const v of files) {
+        const source = mounted.get(env[v] ?? '');
+        assert.ok(source, `${name}: ${v}=${env[v]} is a secret the service mounts`);
+        assert.ok(secure.secrets[source]?.file, `${name}: the secret ${source} is a file`);
+      }
+      const password = mounted.get(env.KAFKA_SASL_PASSWORD_FILE ?? '')!;
+      assert.ok(!passwords.has(password), `${name}: a password secret of its own (${password})`);
+      passwords.add(password);
+      for (const [k, v] of Object.entries(env)) if (secretLike(k) && !/^DEMO_/.test(k)) assert.equal(v, '', `${name}: ${k} is not set (its _FILE is)`);
+    }
   });
 
   it('Prometheus scrapes every service under the job names the rules use; the mounted files exist', () => {
