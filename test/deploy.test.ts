@@ -437,7 +437,11 @@ describe('Kubernetes manifests (kustomize)', { skip: which('kubectl') ? false : 
     // A service's variables: the keys of its zod schema in main.ts, with the shared groups expanded.
     const keysOf = (text: string) => [...text.matchAll(/^\s{2}([A-Z][A-Z0-9_]+):/gm)].map((m) => m[1]!);
     const config = read('packages/platform/src/config.ts');
-    const group = (name: string) => keysOf(new RegExp(`export const ${name} = \\{([\\s\\S]*?)\\n\\};`).exec(config)![1]!);
+    // A group's keys, with the groups it spreads (`...kafkaSecurityEnv`) expanded.
+    const group = (name: string): string[] => {
+      const body = new RegExp(`export const ${name} = \\{([\\s\\S]*?)\\n\\};`).exec(config)![1]!;
+      return [...keysOf(body), ...[...body.matchAll(/^\s{2}\.\.\.(\w+),/gm)].flatMap((m) => group(m[1]!))];
+    };
     const reads = (service: string) => {
       const main = read(`services/${service}/src/main.ts`);
       return new Set([...keysOf(main), ...['commonEnv', 'topicEnv', 'retryEnv'].flatMap((name) => (main.includes(`...${name}`) ? group(name) : []))]);
@@ -449,7 +453,9 @@ describe('Kubernetes manifests (kustomize)', { skip: which('kubectl') ? false : 
     // Secrets and cosmetic settings are left to the user's overlay. Transactional ids are never
     // configured: fanout and audiences derive one per input partition (a service that still reads
     // a *_TRANSACTIONAL_ID variable is not asked to have it in a ConfigMap).
-    const notInConfigMaps = new Set(['SWITCHYARD_ADMIN_TOKEN', 'SWITCHYARD_SEED_FILE', 'DELIVERY_USER_AGENT']);
+    // Kafka security and registry credentials belong to a secured cluster's overlay
+    // (components/kafka-sasl-ssl): the base connects in plaintext.
+    const notInConfigMaps = new Set(['SWITCHYARD_ADMIN_TOKEN', 'SWITCHYARD_SEED_FILE', 'DELIVERY_USER_AGENT', ...group('kafkaSecurityEnv'), ...group('registryEnv').filter((key) => key !== 'SCHEMA_REGISTRY_URL')]);
     for (const name of services) {
       const own = Object.keys(data(`switchyard-${name}`));
       for (const key of own) assert.ok(reads(name).has(key), `switchyard-${name}: ${name} does not read ${key}`);
