@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -14,7 +14,8 @@ describe('spawnManaged', () => {
         name: 'stubborn', command: process.execPath, args: ['-e', "process.on('SIGTERM', () => {}); console.log('up'); setInterval(() => {}, 1000)"],
         logFile: join(dir, 'out.log'), pidFile: join(dir, 'pid'),
       });
-      await new Promise((r) => setTimeout(r, 300)); // its SIGTERM handler is installed
+      // Its SIGTERM handler is installed before it prints: wait for the line, however slow the start.
+      while (!readFileSync(join(dir, 'out.log'), 'utf8').includes('up')) await new Promise((r) => setTimeout(r, 20));
       const started = Date.now();
       await proc.stop(200);
       assert.ok(Date.now() - started >= 200, 'waited for the grace period');
