@@ -1,6 +1,9 @@
 import { Counter, Gauge, Histogram, initialiseCounter, LATENCY_BUCKETS, type Registry } from '@switchyard/platform/metrics';
 import { DEAD_LETTER_REASONS } from './outcome.js';
 
+/** Label `policy` of delivery_retries_total: which retry policy chose the wait. */
+const RETRY_POLICY_SOURCES = ['default', 'destination'] as const;
+
 /** What happens to deferred ranges (label `event` of delivery_deferred_ranges_total). */
 export const DEFERRED_RANGE_EVENTS = ['written', 'deferred_again', 'read', 'rest_written', 'lost'] as const;
 export type DeferredRangeEvent = (typeof DEFERRED_RANGE_EVENTS)[number];
@@ -25,7 +28,7 @@ export function deliveryMetrics(registry: Registry, known: { retryTiers: number 
     endToEndSeconds: new Histogram({ name: 'delivery_end_to_end_seconds', help: 'From receivedAt at ingest to a 2xx from the webhook', buckets: [...LATENCY_BUCKETS, 60, 300, 1800, 3600, 14400], registers: [registry] }),
     delivered: new Counter({ name: 'delivery_tasks_delivered_total', help: 'Tasks a webhook accepted, by destination', labelNames: ['destination'], registers: [registry] }),
     inFlight: new Gauge({ name: 'delivery_in_flight_tasks', help: 'Tasks admitted and not yet finished', registers: [registry], collect() { this.set(inFlightNow()); } }),
-    retries: new Counter({ name: 'delivery_retries_total', help: 'Tasks sent to a retry tier, by tier', labelNames: ['tier'], registers: [registry] }),
+    retries: new Counter({ name: 'delivery_retries_total', help: 'Tasks sent to a retry tier, by tier and by the retry policy that chose the wait (default, or the destination\'s own)', labelNames: ['tier', 'policy'], registers: [registry] }),
     deadLetters: new Counter({ name: 'delivery_dead_letters_total', help: 'Tasks dead-lettered, by reason', labelNames: ['reason'], registers: [registry] }),
     breakerOpen: new Gauge({ name: 'delivery_breaker_open', help: 'Endpoints (by destination) whose circuit is open or half-open', labelNames: ['destination'], registers: [registry] }),
     lag: new Gauge({ name: 'delivery_consumer_lag', help: 'Records between the consumed position and the high watermark, by topic', labelNames: ['topic'], registers: [registry] }),
@@ -35,7 +38,7 @@ export function deliveryMetrics(registry: Registry, known: { retryTiers: number 
     waiting: new Gauge({ name: 'delivery_tier_waiting_partitions', help: 'Retry-tier partitions paused until their head record is due', registers: [registry] }),
   };
   initialiseCounter(metrics.deadLetters, { reason: DEAD_LETTER_REASONS });
-  initialiseCounter(metrics.retries, { tier: Array.from({ length: known.retryTiers }, (_, i) => i + 1) });
+  initialiseCounter(metrics.retries, { tier: Array.from({ length: known.retryTiers }, (_, i) => i + 1), policy: RETRY_POLICY_SOURCES });
   initialiseCounter(metrics.deferredRanges, { event: DEFERRED_RANGE_EVENTS });
   return metrics;
 }

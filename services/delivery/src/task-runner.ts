@@ -3,7 +3,8 @@ import type { ConfigState, Destination } from '@switchyard/platform/config-view/
 import type { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { Logger } from '@switchyard/platform/logger';
-import { nextRetry, type RetryPolicy } from '@switchyard/platform/retry-schedule';
+import { appliedRetryPolicy, type AppliedRetryPolicy } from '@switchyard/platform/destination-retry';
+import { nextRetryUnder, tierReadFrom, type RetryPolicy } from '@switchyard/platform/retry-schedule';
 import type { DeadLetter, DeferralTrace, DeferredRange, DeliveryAttempt, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { breakerKey, isBreakerFailure, type CircuitBreaker } from './circuit-breaker.js';
 import type { PendingRange } from './deferred-ranges.js';
@@ -19,6 +20,7 @@ export interface TaskRunnerDeps {
   config: ConfigState;
   client: WebhookClient;
   breaker: CircuitBreaker;
+  /** The deployment's retry policy: its tiers are the tier topics; a destination may carry its own policy on them. */
   policy: RetryPolicy;
   codec: AvroCodec;
   /** Writes retry-tier and dead-letter records (acks=all). */
@@ -45,19 +47,22 @@ interface Failure { status: number | null; excerpt: string | null; error: string
 /** One request of an attempt as the trace shows it; urlIndex -1 when no request was made. */
 export interface UrlAttempt { urlIndex: number; at: number; latencyMs: number; status: number | null; error: string | null }
 
-type AttemptOutcome = Pick<DeliveryAttempt, 'outcome' | 'nextTier' | 'notBefore' | 'deadLetterReason'>;
+type AttemptOutcome = Pick<DeliveryAttempt, 'outcome' | 'nextTier' | 'notBefore' | 'deadLetterReason' | 'retryStep'>;
 
-/** The tier a task was read from: attempt n waits in tier min(n, tiers) (retry-schedule.ts); 0 is the delivery topic. */
-export function tierOf(task: DeliveryTask, tiers: number): number {
-  return Math.min(Math.max(0, task.attempt), tiers);
+/**
+ * The tier a task was read from, as the policy it follows placed it (retry-schedule.ts: attempt n
+ * waits in tier min(n, tiers) under the default policy); 0 is the delivery topic.
+ */
+export function tierOf(task: DeliveryTask, applied: AppliedRetryPolicy, topicTiersMs: readonly number[]): number {
+  return tierReadFrom(applied, topicTiersMs, Math.max(0, task.attempt));
 }
 
-/** The trace records of one attempt of a task: one per URL tried, all carrying the task's outcome. */
-export function attemptRecords(task: DeliveryTask, tiers: number, attempts: UrlAttempt[], outcome: AttemptOutcome): DeliveryAttempt[] {
+/** The trace records of one attempt of a task: one per URL tried, all carrying the task's outcome and the policy it follows. */
+export function attemptRecords(task: DeliveryTask, tier: number, retryPolicy: AppliedRetryPolicy['source'], attempts: UrlAttempt[], outcome: AttemptOutcome): DeliveryAttempt[] {
   return attempts.map((a) => ({
     messageId: task.messageId, taskId: task.taskId, sourceId: task.sourceId, destinationId: task.destinationId, eventType: task.eventType,
-    urlIndex: a.urlIndex, attempt: task.attempt + 1, tier: tierOf(task, tiers), status: a.status, error: a.error,
-    latencyMs: Math.max(0, Math.round(a.latencyMs)), at: a.at, receivedAt: task.receivedAt, ...outcome,
+    urlIndex: a.urlIndex, attempt: task.attempt + 1, tier, status: a.status, error: a.error,
+    latencyMs: Math.max(0, Math.round(a.latencyMs)), at: a.at, receivedAt: task.receivedAt, retryPolicy, ...outcome,
   }));
 }
 
@@ -157,7 +162,8 @@ export class TaskRunner {
    */
   async deferRange(range: PendingRange): Promise<void> {
     const now = this.deps.clock();
-    const decision = nextRetry(this.deps.policy, { attempt: 1, firstAttemptAt: now, now });
+    const applied = this.retryPolicyOf(range.destinationId);
+    const decision = nextRetryUnder(applied, this.deps.policy.tiersMs, { attempt: 1, firstAttemptAt: now, now });
     if (decision.action === 'dead_letter') {
       for (const [i, task] of range.tasks.entries()) await this.defer(task, range.reasons[i]!);
       return;
@@ -165,18 +171,18 @@ export class TaskRunner {
     const { metrics } = this.deps;
     const n = range.tasks.length;
     metrics.attempts.inc({ destination: range.destinationId, status_class: 'skipped' }, n);
-    metrics.retries.inc({ tier: String(decision.tier) }, n);
+    metrics.retries.inc({ tier: String(decision.tier), policy: applied.source }, n);
     metrics.deferredRanges.inc({ event: 'written' });
     const record: DeferredRange = {
       destinationId: range.destinationId, topic: range.topic, partition: range.partition, fromOffset: Number(range.from), toOffset: Number(range.to),
-      tasks: n, attempt: 1, firstAttemptAt: now, deadline: now + this.deps.policy.deadlineMs, notBefore: decision.notBefore, lastError: range.reasons.at(-1)!,
+      tasks: n, attempt: 1, firstAttemptAt: now, deadline: now + applied.policy.deadlineMs, notBefore: decision.notBefore, lastError: range.reasons.at(-1)!,
       heldOffsets: null,
     };
     await this.writeRange(this.deps.topics.retry(decision.tier), record);
     if (range.reasons.includes('circuit_open')) this.reportRefusing(range.destinationId);
     this.deps.recordAttempt?.({
       destinationId: range.destinationId, sourceId: range.tasks[0]!.sourceId, messageIds: range.tasks.map((t) => t.messageId), error: record.lastError!,
-      attempt: 1, at: now, nextTier: decision.tier, notBefore: decision.notBefore,
+      attempt: 1, at: now, nextTier: decision.tier, notBefore: decision.notBefore, retryPolicy: applied.source,
     });
   }
 
@@ -187,10 +193,11 @@ export class TaskRunner {
    */
   async deferRangeAgain(range: DeferredRange, reason: string): Promise<boolean> {
     const now = this.deps.clock();
-    const decision = nextRetry(this.deps.policy, { attempt: range.attempt + 1, firstAttemptAt: range.firstAttemptAt, now });
+    const applied = this.retryPolicyOf(range.destinationId);
+    const decision = nextRetryUnder(applied, this.deps.policy.tiersMs, { attempt: range.attempt + 1, firstAttemptAt: range.firstAttemptAt, now });
     if (decision.action === 'dead_letter') return false;
     this.deps.metrics.attempts.inc({ destination: range.destinationId, status_class: 'skipped' }, range.tasks);
-    this.deps.metrics.retries.inc({ tier: String(decision.tier) }, range.tasks);
+    this.deps.metrics.retries.inc({ tier: String(decision.tier), policy: applied.source }, range.tasks);
     this.deps.metrics.deferredRanges.inc({ event: 'deferred_again' });
     await this.writeRange(this.deps.topics.retry(decision.tier), { ...range, attempt: range.attempt + 1, notBefore: decision.notBefore, lastError: reason });
     if (reason === 'circuit_open') this.reportRefusing(range.destinationId);
@@ -225,15 +232,17 @@ export class TaskRunner {
 
   private async retryLater(task: DeliveryTask, now: number, retryUrls: string[] | null, failure: Failure, reason: string, retryAfterMs: number | undefined, tried: UrlAttempt[], outcome: 'retry_scheduled' | 'deferred' = 'retry_scheduled'): Promise<void> {
     const firstAttemptAt = task.firstAttemptAt ?? now;
-    const decision = nextRetry(this.deps.policy, { attempt: task.attempt + 1, firstAttemptAt, now, retryAfterMs });
+    // The destination's policy as configured now: a change applies to the tasks already waiting.
+    const applied = this.retryPolicyOf(task.destinationId);
+    const decision = nextRetryUnder(applied, this.deps.policy.tiersMs, { attempt: task.attempt + 1, firstAttemptAt, now, retryAfterMs });
     const next: DeliveryTask = {
-      ...task, attempt: task.attempt + 1, firstAttemptAt, deadline: firstAttemptAt + this.deps.policy.deadlineMs,
+      ...task, attempt: task.attempt + 1, firstAttemptAt, deadline: firstAttemptAt + applied.policy.deadlineMs,
       pendingUrls: retryUrls, lastStatus: failure.status, lastError: failure.error ?? reason,
     };
     if (decision.action === 'dead_letter') return this.deadLetter(next, now, 'deadline', failure, true, task, tried);
-    this.deps.metrics.retries.inc({ tier: String(decision.tier) });
+    this.deps.metrics.retries.inc({ tier: String(decision.tier), policy: applied.source });
     await this.write(this.deps.topics.retry(decision.tier), `${task.destinationId}:${task.userKey}`, this.deps.codec.encode('io.switchyard.pipeline.DeliveryTask', { ...next, notBefore: decision.notBefore }));
-    this.record(task, tried, { outcome, nextTier: decision.tier, notBefore: decision.notBefore, deadLetterReason: null });
+    this.record(task, tried, { outcome, nextTier: decision.tier, notBefore: decision.notBefore, deadLetterReason: null, retryStep: decision.step });
   }
 
   private async attempt(destinationId: string, url: string, body: Buffer, prepared: PreparedDestination, sharedSecret: string | null, standard: StandardSigning | undefined): Promise<UrlOutcome & { result: AttemptResult | undefined; at: number; latencyMs: number }> {
@@ -270,6 +279,11 @@ export class TaskRunner {
     this.deps.metrics.breakerOpen.set({ destination: destinationId }, value);
   }
 
+  /** The retry policy a destination's tasks follow: its own, or the deployment's. */
+  private retryPolicyOf(destinationId: string): AppliedRetryPolicy {
+    return appliedRetryPolicy(this.deps.config.destination(destinationId), this.deps.policy);
+  }
+
   private prepare(destination: Destination): PreparedDestination {
     let p = this.prepared.get(destination);
     if (!p) this.prepared.set(destination, (p = prepareDestination(destination)));
@@ -291,7 +305,8 @@ export class TaskRunner {
     const recordAttempt = this.deps.recordAttempt;
     if (!recordAttempt) return;
     try {
-      for (const r of attemptRecords(task, this.deps.policy.tiersMs.length, tried, outcome)) recordAttempt(r);
+      const applied = this.retryPolicyOf(task.destinationId);
+      for (const r of attemptRecords(task, tierOf(task, applied, this.deps.policy.tiersMs), applied.source, tried, outcome)) recordAttempt(r);
     } catch (err) {
       this.deps.logger.warn({ err, taskId: task.taskId }, 'recording a delivery attempt failed');
     }
@@ -306,7 +321,7 @@ export class TaskRunner {
     const record: DeadLetter = { reason, status: failure.status, responseExcerpt: failure.excerpt, error: failure.error, failedAt: now, task: final };
     this.deps.logger.info({ taskId: task.taskId, destinationId: task.destinationId, reason, status: failure.status }, 'dead-lettered');
     await this.write(this.deps.topics.deadLetter, task.taskId, this.deps.codec.encode('io.switchyard.pipeline.DeadLetter', record));
-    this.record(original, tried, { outcome: 'dead_lettered', nextTier: null, notBefore: null, deadLetterReason: reason });
+    this.record(original, tried, { outcome: 'dead_lettered', nextTier: null, notBefore: null, deadLetterReason: reason, retryStep: null });
   }
 
   /** Writes a follow-up record, retrying until Kafka takes it (or shutdown, leaving the task uncommitted). */
@@ -358,7 +373,7 @@ function noRequest(at: number, error: string): UrlAttempt[] {
   return [{ urlIndex: -1, at, latencyMs: 0, status: null, error }];
 }
 
-const DELIVERED: AttemptOutcome = { outcome: 'delivered', nextTier: null, notBefore: null, deadLetterReason: null };
+const DELIVERED: AttemptOutcome = { outcome: 'delivered', nextTier: null, notBefore: null, deadLetterReason: null, retryStep: null };
 
 /** The most informative failure for the records: a response beats an error; the last one wins. */
 function lastFailure(attempts: ReadonlyArray<{ result: AttemptResult | undefined }>): Failure {
