@@ -1,6 +1,8 @@
 import { z } from 'zod';
+import { checkRetryPolicy, type RetryPolicyLimits } from '@switchyard/platform/destination-retry';
 import { parseDestinationFilter } from '@switchyard/platform/filters/destination-filter';
 import type { AddressPolicy } from '@switchyard/platform/net/address-policy';
+import type { DestinationRetryPolicy } from '@switchyard/platform/schemas/generated';
 import { ApiError } from './api-error.js';
 
 /**
@@ -99,7 +101,27 @@ export function graceMs(text: string): number {
   return Number(text.slice(0, -1)) * unit;
 }
 
-export function destinationSchemas(policy: AddressPolicy) {
+/**
+ * `retry`: the destination's own retry policy, `{tiers: ["30s", "5m"], deadline: "4h"}`, checked
+ * against this deployment's tier topics (destination-retry.ts); null removes it. A refusal names
+ * the field (`retry.tiers[1]`) with code INVALID_RETRY_POLICY. Parsed to the stored form (milliseconds).
+ */
+export function destinationRetry(limits: RetryPolicyLimits) {
+  return z.strictObject({
+    tiers: z.array(z.string({ error: 'each tier must be a duration string' }), { error: 'retry.tiers must be a list of durations' }),
+    deadline: z.string({ error: 'retry.deadline must be a duration string' }),
+  }, { error: 'retry must be {tiers, deadline} or null' }).transform((text, ctx): DestinationRetryPolicy => {
+    const check = checkRetryPolicy(text, limits);
+    if (check.ok) return check.policy;
+    ctx.addIssue({ code: 'custom', path: pathSegments(check.field), message: check.message, ...withCode('INVALID_RETRY_POLICY') });
+    return z.NEVER;
+  }).nullable().meta({
+    description: 'The destination\'s own retry policy (default: the deployment\'s SWITCHYARD_RETRY_TIERS and SWITCHYARD_RETRY_DEADLINE): the wait before each retry (the last repeats), each within the deployment\'s shortest and longest tier, and how long after the first attempt to keep trying (1s to 24h); null removes it',
+    examples: [{ tiers: ['30s', '5m', '1h'], deadline: '12h' }],
+  });
+}
+
+export function destinationSchemas(policy: AddressPolicy, retryLimits: RetryPolicyLimits) {
   const webhooks = z.array(webhookSchema(policy), { error: 'settings.webhooks must be a list' })
     .min(1, 'at least one webhook is required')
     .max(MAX_WEBHOOKS, `at most ${MAX_WEBHOOKS} webhooks per destination`);
@@ -113,6 +135,7 @@ export function destinationSchemas(policy: AddressPolicy) {
     settings: z.strictObject({ sharedSecret: sharedSecret.optional(), webhooks }, { error: 'settings is required' }),
     filter: destinationFilter.optional(),
     signing: destinationSigning.optional(),
+    retry: destinationRetry(retryLimits).optional(),
   });
   const patch = z.strictObject({
     name: z.string().trim().min(1).max(200).optional(),
@@ -120,6 +143,7 @@ export function destinationSchemas(policy: AddressPolicy) {
     settings: z.strictObject({ sharedSecret: sharedSecret.optional(), webhooks: webhooks.optional() }).optional(),
     filter: destinationFilter.optional(),
     signing: destinationSigning.optional(),
+    retry: destinationRetry(retryLimits).optional(),
   });
   return { create, patch };
 }

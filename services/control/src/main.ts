@@ -1,7 +1,8 @@
 // The control service: the admin HTTP API over sources, write keys and webhooks destinations,
 // stored in the compacted config topic. Composition root: the only place that reads the environment.
 import { z } from 'zod';
-import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
+import { loadConfig, commonEnv, env, topicEnv } from '@switchyard/platform/config';
+import { retryPolicyLimits } from '@switchyard/platform/destination-retry';
 import { ConfigView } from '@switchyard/platform/config-view/config-view';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { connectPipeline } from '@switchyard/platform/pipeline';
@@ -27,6 +28,8 @@ const configSchema = z.object({
   SWITCHYARD_ADMIN_TOKEN: z.string().min(16, 'the admin token must be at least 16 characters'),
   SWITCHYARD_ALLOWED_CIDRS: env.cidrs(),
   SWITCHYARD_SEED_FILE: z.string().optional(),
+  /** The tier topics' delays: a destination's own retry tiers must lie within them. */
+  SWITCHYARD_RETRY_TIERS: topicEnv.SWITCHYARD_RETRY_TIERS,
   /** Dead letters kept in memory for listing and replay (the topic keeps 30 days regardless). */
   DEAD_LETTER_INDEX_MAX: z.coerce.number().int().min(1).default(100_000),
   /** Messages the trace index keeps in memory (about 1.2 KB each with one destination and one attempt; docs/admin-api.md, "Message trace and usage"). */
@@ -58,7 +61,7 @@ runMain('control', async () => {
     view,
     store: new ConfigStore({ producer, codec, topic: topics.config, view }),
     clock: Date.now,
-    destinationSchemas: destinationSchemas(new AddressPolicy(config.SWITCHYARD_ALLOWED_CIDRS)),
+    destinationSchemas: destinationSchemas(new AddressPolicy(config.SWITCHYARD_ALLOWED_CIDRS), retryPolicyLimits(config.SWITCHYARD_RETRY_TIERS)),
     events: {
       // Keyed like every ingest record (source and user), so a user's delete follows their calls;
       // marked as control's, so fan-out does not take it for a direct record to check and count.

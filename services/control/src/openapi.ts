@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { retryPolicyLimits } from '@switchyard/platform/destination-retry';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
+import { DEFAULT_RETRY_POLICY } from '@switchyard/platform/retry-schedule';
 import { destinationSchemas, secretRotation, sourceCreate, sourcePatch } from './api-schemas.js';
 import { audienceCreate, audiencePatch, computedTraitCreate } from './routes/audiences.js';
 import { deadLetterQuery, replayRequest } from './routes/dead-letters.js';
@@ -13,7 +15,8 @@ import { SECURITY_DESCRIPTION, tokenPaths, tokenSchemas, withAccess } from './op
  * services/control/openapi.json (a test checks they match; `npm run gen:openapi` rewrites it).
  */
 export function openApiDocument(): Record<string, unknown> {
-  const destinations = destinationSchemas(new AddressPolicy([]));
+  // The document shows the default tiers' limits; a deployment's own come from its SWITCHYARD_RETRY_TIERS.
+  const destinations = destinationSchemas(new AddressPolicy([]), retryPolicyLimits(DEFAULT_RETRY_POLICY.tiersMs));
   const body = (schema: z.ZodType) => ({ required: true, content: { 'application/json': { schema: z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) } } });
   const json = (ref: string, description: string) => ({ description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
   const errors = {
@@ -55,7 +58,7 @@ export function openApiDocument(): Record<string, unknown> {
             destinations: {
               type: 'array',
               items: {
-                type: 'object', required: ['destinationId', 'state', 'tier', 'nextAttemptAt', 'deadLetterReason', 'attempts'],
+                type: 'object', required: ['destinationId', 'state', 'tier', 'nextAttemptAt', 'deadLetterReason', 'retryPolicy', 'attempts'],
                 properties: {
                   destinationId: { type: 'string' },
                   state: { enum: ['pending', 'delivered', 'retrying', 'dead_lettered', 'filtered'] },
@@ -63,14 +66,17 @@ export function openApiDocument(): Record<string, unknown> {
                   nextAttemptAt: { type: ['string', 'null'], format: 'date-time', description: 'retrying: earliest time of the next attempt' },
                   deadLetterReason: { type: ['string', 'null'] },
                   filterReason: { type: ['string', 'null'], description: 'filtered: integrations (the call\'s integrations map) or filter (the destination\'s event filter); else null' },
+                  retryPolicy: { enum: ['default', 'destination', null], description: 'The retry policy of the last attempt: default (the deployment\'s) or destination (its own retry setting); null before any attempt' },
                   attempts: {
                     type: 'array', description: 'Oldest first; one entry per URL tried (urlIndex -1: no request was made)',
                     items: {
-                      type: 'object', required: ['attempt', 'urlIndex', 'at', 'tier', 'outcome', 'status', 'error', 'latencyMs'],
+                      type: 'object', required: ['attempt', 'urlIndex', 'at', 'tier', 'outcome', 'status', 'error', 'latencyMs', 'retryPolicy', 'retryStep'],
                       properties: {
                         attempt: { type: 'integer', description: 'from 1' }, urlIndex: { type: 'integer' }, at: iso, tier: { type: 'integer', description: 'where the task was read from: 0 delivery topic, N retry tier N' },
                         outcome: { enum: ['delivered', 'retry_scheduled', 'dead_lettered', 'deferred'], description: 'what happened to the task after this attempt' },
                         status: { type: ['integer', 'null'] }, error: { type: ['string', 'null'], description: 'error class without a response: timeout, connect, reset, tls, dns, circuit_open, overloaded, ...' }, latencyMs: { type: 'integer' },
+                        retryPolicy: { enum: ['default', 'destination'], description: 'which retry policy applied (records written before it was recorded read as default)' },
+                        retryStep: { type: ['integer', 'null'], description: 'retry_scheduled / deferred: which of the policy\'s tiers (from 1) set the wait; else null' },
                       },
                     },
                   },
@@ -134,6 +140,10 @@ export function openApiDocument(): Record<string, unknown> {
                 secrets: { type: 'array', description: 'The secrets signing now (values never shown): the current one (expiresAt null) and those in a rotation\'s grace period', items: { $ref: '#/components/schemas/SigningSecretInfo' } },
                 newSecret: { $ref: '#/components/schemas/SigningSecretValue', description: 'Only in the response of the create or update that generated it: its value, shown once' },
               },
+            },
+            retry: {
+              type: ['object', 'null'], required: ['tiers', 'deadline'], description: 'The destination\'s own retry policy; null: the deployment\'s (SWITCHYARD_RETRY_TIERS, SWITCHYARD_RETRY_DEADLINE)',
+              properties: { tiers: { type: 'array', items: { type: 'string' }, description: 'The wait before each retry (the last repeats), e.g. 30s, 5m' }, deadline: { type: 'string', description: 'How long after the first attempt tasks are tried, e.g. 4h' } },
             },
             createdAt: iso, updatedAt: iso,
           },

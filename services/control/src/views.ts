@@ -1,4 +1,5 @@
 import type { Destination, Source } from '@switchyard/platform/config-view/config-state';
+import { retryPolicyText } from '@switchyard/platform/destination-retry';
 import { activeSigningSecrets, newSigningSecret, type SigningSecret } from '@switchyard/platform/signing/standard-webhooks';
 
 /**
@@ -27,6 +28,7 @@ export function destinationView(d: Destination, now = Date.now(), credentials = 
       standard: d.standardSignatures,
       secrets: activeSigningSecrets(d.signingSecrets, now).map((s) => ({ id: s.id, createdAt: iso(s.createdAt), expiresAt: s.expiresAt === null ? null : iso(s.expiresAt) })),
     },
+    retry: d.retry === null ? null : retryPolicyText(d.retry),
     createdAt: iso(d.createdAt), updatedAt: iso(d.updatedAt),
   };
 }

@@ -861,6 +861,11 @@ export interface paths {
                         signing?: {
                             standard: boolean;
                         };
+                        /** @description The destination's own retry policy (default: the deployment's SWITCHYARD_RETRY_TIERS and SWITCHYARD_RETRY_DEADLINE): the wait before each retry (the last repeats), each within the deployment's shortest and longest tier, and how long after the first attempt to keep trying (1s to 24h); null removes it */
+                        retry?: {
+                            tiers: string[];
+                            deadline: string;
+                        } | null;
                     };
                 };
             };
@@ -2458,6 +2463,11 @@ export interface paths {
                         signing?: {
                             standard: boolean;
                         };
+                        /** @description The destination's own retry policy (default: the deployment's SWITCHYARD_RETRY_TIERS and SWITCHYARD_RETRY_DEADLINE): the wait before each retry (the last repeats), each within the deployment's shortest and longest tier, and how long after the first attempt to keep trying (1s to 24h); null removes it */
+                        retry?: {
+                            tiers: string[];
+                            deadline: string;
+                        } | null;
                     };
                 };
             };
@@ -2813,6 +2823,11 @@ export interface components {
                 deadLetterReason: string | null;
                 /** @description filtered: integrations (the call's integrations map) or filter (the destination's event filter); else null */
                 filterReason?: string | null;
+                /**
+                 * @description The retry policy of the last attempt: default (the deployment's) or destination (its own retry setting); null before any attempt
+                 * @enum {unknown}
+                 */
+                retryPolicy: "default" | "destination" | null;
                 /** @description Oldest first; one entry per URL tried (urlIndex -1: no request was made) */
                 attempts: {
                     /** @description from 1 */
@@ -2831,6 +2846,13 @@ export interface components {
                     /** @description error class without a response: timeout, connect, reset, tls, dns, circuit_open, overloaded, ... */
                     error: string | null;
                     latencyMs: number;
+                    /**
+                     * @description which retry policy applied (records written before it was recorded read as default)
+                     * @enum {unknown}
+                     */
+                    retryPolicy: "default" | "destination";
+                    /** @description retry_scheduled / deferred: which of the policy's tiers (from 1) set the wait; else null */
+                    retryStep: number | null;
                 }[];
             }[];
         };
@@ -2942,6 +2964,13 @@ export interface components {
                 /** @description Only in the response of the create or update that generated it: its value, shown once */
                 newSecret?: components["schemas"]["SigningSecretValue"];
             };
+            /** @description The destination's own retry policy; null: the deployment's (SWITCHYARD_RETRY_TIERS, SWITCHYARD_RETRY_DEADLINE) */
+            retry?: {
+                /** @description The wait before each retry (the last repeats), e.g. 30s, 5m */
+                tiers: string[];
+                /** @description How long after the first attempt tasks are tried, e.g. 4h */
+                deadline: string;
+            } | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */

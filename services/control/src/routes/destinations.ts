@@ -23,7 +23,7 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
     const destination: Destination = {
       id: body.id ?? newDestinationId(), sourceId: body.sourceId, name: body.name, type: body.type, enabled: body.enabled,
       sharedSecret: body.settings.sharedSecret ?? null, webhooks: body.settings.webhooks, createdAt: now, updatedAt: now,
-      filter: storedFilter(body.filter), ...signing,
+      filter: storedFilter(body.filter), ...signing, retry: body.retry ?? null,
     };
     if (view.state.destination(destination.id)) throw new ApiError(400, 'DUPLICATE_ID', `destination ${destination.id} exists`, 'id');
     await store.write(change.putDestination(destination));
@@ -59,6 +59,7 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
       webhooks: body.settings?.webhooks ?? current.webhooks,
       filter: body.filter === undefined ? current.filter : storedFilter(body.filter),
       ...signing,
+      retry: body.retry === undefined ? current.retry : body.retry,
       updatedAt: now,
     };
     await store.write(change.putDestination(next));
