@@ -71,6 +71,7 @@ export function destinationBlock(d: Destination): string {
     ['webhooks', d.settings.webhooks.map(webhookLine)],
     ['filter', d.filter ? JSON.stringify(d.filter) : '(none: every call)'],
     ['std webhooks', d.signing?.standard ? d.signing.secrets.map(secretLine) : 'off'],
+    ['retry', d.retry ? `${d.retry.tiers.join(', ')} until ${d.retry.deadline}` : '(the deployment\'s policy)'],
     ['created', d.createdAt],
     ['updated', d.updatedAt],
   ]);

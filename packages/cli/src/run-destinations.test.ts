@@ -71,6 +71,7 @@ describe('destinations', () => {
         '               https://b.example/hook',
         'filter:        (none: every call)',
         'std webhooks:  off',
+        "retry:         (the deployment's policy)",
         'created:       2025-01-02T03:04:05.000Z',
         'updated:       2025-01-02T03:04:06.000Z',
         '',
@@ -127,6 +128,21 @@ describe('destinations', () => {
     api.on('PATCH', '/v1/destinations/dst_1', { status: 200, body: destination });
     ok(await cli(['destinations', 'update', 'dst_1', '--enable', '--url', 'https://c.example', '--header', 'A: 1', '--no-secret']));
     sent('PATCH', '/v1/destinations/dst_1', { enabled: true, settings: { webhooks: [{ url: 'https://c.example', headers: { A: '1' } }], sharedSecret: null } });
+  });
+
+  it('create and update carry a retry policy; --no-retry drops it; the block shows it', async () => {
+    api.on('POST', '/v1/destinations', { status: 201, body: { ...destination, retry: { tiers: ['30s', '5m'], deadline: '4h' } } });
+    const r = await cli(['destinations', 'create', '--source', 'src_1', '--url', 'https://a.example/hook', '--retry-tiers', '30s, 5m', '--retry-deadline', '4h']);
+    ok(r);
+    sent('POST', '/v1/destinations', { sourceId: 'src_1', type: 'webhooks', settings: { webhooks: [{ url: 'https://a.example/hook' }] }, retry: { tiers: ['30s', '5m'], deadline: '4h' } });
+    assert.match(r.stdout, /retry:\s+30s, 5m until 4h/);
+    api.requests.length = 0;
+    api.on('PATCH', '/v1/destinations/dst_1', { status: 200, body: destination });
+    ok(await cli(['destinations', 'update', 'dst_1', '--no-retry']));
+    sent('PATCH', '/v1/destinations/dst_1', { retry: null });
+    const half = await cli(['destinations', 'update', 'dst_1', '--retry-tiers', '30s']);
+    assert.equal(half.code, 2);
+    assert.match(half.stderr, /--retry-tiers and --retry-deadline together/);
   });
 
   it('update sends only the fields given', async () => {

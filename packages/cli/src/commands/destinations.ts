@@ -1,10 +1,10 @@
 // switchyard destinations: list, create, get, update and delete webhooks destinations, with
-// their event filter and Standard Webhooks signing.
+// their event filter, Standard Webhooks signing and retry policy.
 import { Option } from 'commander';
 import type { Destination } from '../admin-client.js';
 import { destinationBlock, destinationTable } from '../format.js';
 import type { WebhookFlags } from '../webhook-options.js';
-import { enabledFrom, enableOptions, filterHelp, filterOf, jsonOptions, webhookOptions, webhooks, type FilterFlags } from './flags.js';
+import { enabledFrom, enableOptions, filterHelp, filterOf, jsonOptions, retryOf, retryOptions, webhookOptions, webhooks, type FilterFlags, type RetryFlags } from './flags.js';
 import { deleted, type GroupSpec } from './spec.js';
 
 export const destinations: GroupSpec = {
@@ -31,12 +31,14 @@ export const destinations: GroupSpec = {
         new Option('--disabled', 'create it disabled'),
         ...jsonOptions('filter', 'event filter'),
         new Option('--standard-signatures', 'also sign with Standard Webhooks headers; prints the generated whsec_ secret once'),
+        ...retryOptions(),
       ],
       help: filterHelp,
-      async run(ctx, _args, opts: WebhookFlags & FilterFlags & { source: string; name?: string; secret?: string; disabled?: boolean; standardSignatures?: boolean }) {
+      async run(ctx, _args, opts: WebhookFlags & FilterFlags & RetryFlags & { source: string; name?: string; secret?: string; disabled?: boolean; standardSignatures?: boolean }) {
         const hooks = webhooks(ctx, opts);
         if (hooks === undefined) return ctx.usage('give at least one --url, or --webhooks-json');
         const filter = await filterOf(ctx, opts);
+        const retry = retryOf(ctx, opts);
         const body = await ctx.client().createDestination({
           sourceId: opts.source,
           type: 'webhooks',
@@ -45,6 +47,7 @@ export const destinations: GroupSpec = {
           settings: { ...(opts.secret === undefined ? {} : { sharedSecret: opts.secret }), webhooks: hooks },
           ...(filter ? { filter } : {}),
           ...(opts.standardSignatures ? { signing: { standard: true } } : {}),
+          ...(retry ? { retry } : {}),
         });
         return { json: body, text: destinationBlock(body) + newSecretText(body) };
       },
@@ -70,19 +73,22 @@ export const destinations: GroupSpec = {
         new Option('--no-filter', 'remove the event filter (every call goes through)'),
         new Option('--standard-signatures', 'turn Standard Webhooks signatures on (prints a generated secret once)'),
         new Option('--no-standard-signatures', 'turn them off and drop the secrets'),
+        ...retryOptions(),
+        new Option('--no-retry', 'drop the destination\'s own retry policy (the deployment\'s applies again)'),
       ],
       help: filterHelp,
-      async run(ctx, [id = ''], opts: WebhookFlags & FilterFlags & { name?: string; secret?: string | false; enable?: boolean; disable?: boolean; standardSignatures?: boolean }) {
+      async run(ctx, [id = ''], opts: WebhookFlags & FilterFlags & RetryFlags & { name?: string; secret?: string | false; enable?: boolean; disable?: boolean; standardSignatures?: boolean }) {
         const hooks = webhooks(ctx, opts);
         const filter = await filterOf(ctx, opts);
+        const retry = retryOf(ctx, opts);
         const settings = {
           ...(hooks === undefined ? {} : { webhooks: hooks }),
           // --no-secret arrives as false; the API removes the secret on null.
           ...(opts.secret === undefined ? {} : { sharedSecret: opts.secret === false ? null : opts.secret }),
         };
         const enabled = enabledFrom(opts);
-        if (opts.name === undefined && enabled === undefined && Object.keys(settings).length === 0 && filter === undefined && opts.standardSignatures === undefined) {
-          ctx.usage('nothing to update: give --name, --enable/--disable, --url, --webhooks-json, --secret, --no-secret, --filter, --no-filter or --[no-]standard-signatures');
+        if (opts.name === undefined && enabled === undefined && Object.keys(settings).length === 0 && filter === undefined && opts.standardSignatures === undefined && retry === undefined) {
+          ctx.usage('nothing to update: give --name, --enable/--disable, --url, --webhooks-json, --secret, --no-secret, --filter, --no-filter, --[no-]standard-signatures, --retry-tiers with --retry-deadline, or --no-retry');
         }
         const body = await ctx.client().updateDestination(id, {
           name: opts.name,
@@ -90,6 +96,7 @@ export const destinations: GroupSpec = {
           ...(Object.keys(settings).length === 0 ? {} : { settings }),
           ...(filter === undefined ? {} : { filter }),
           ...(opts.standardSignatures === undefined ? {} : { signing: { standard: opts.standardSignatures } }),
+          ...(retry === undefined ? {} : { retry }),
         });
         return { json: body, text: destinationBlock(body) + newSecretText(body) };
       },
