@@ -368,6 +368,7 @@ async function loadTrace() {
 }
 
 const FILTER_TEXT = { filter: 'kept out by the destination\'s event filter', integrations: 'kept out by the call\'s integrations map' };
+const RETRY_POLICY_TEXT = { default: 'retries follow the default policy', destination: 'retries follow the destination\'s own policy' };
 const STATE_TEXT = { pending: 'pending', delivered: 'delivered', retrying: 'retrying', dead_lettered: 'dead-lettered', filtered: 'filtered' };
 
 function renderTrace(trace) {
@@ -389,6 +390,7 @@ function renderTrace(trace) {
     else if (d.nextAttemptAt) where.push(`next attempt ${formatTime(d.nextAttemptAt)}`);
     if (d.deadLetterReason) where.push(`dead-lettered: ${d.deadLetterReason}`);
     if (d.filterReason) where.push(FILTER_TEXT[d.filterReason] ?? `filtered: ${d.filterReason}`);
+    if (d.retryPolicy) where.push(RETRY_POLICY_TEXT[d.retryPolicy] ?? `retry policy: ${d.retryPolicy}`);
     if (where.length) section.append(paragraph('where', where.join(' · ')));
     if (d.attempts.length === 0) {
       section.append(paragraph('hint', 'No attempt yet.'));
@@ -439,7 +441,7 @@ async function loadDestinations(sourceId) {
 
 el.destinationsRefresh.addEventListener('click', () => void loadDestinations(el.source.value).catch((err) => onFailure(err, el.destinationsStatus)));
 
-/** Each destination of the source as configured: enabled, its event filter (and, later, its signing and replays). */
+/** Each destination of the source as configured: enabled, its event filter, signing, retry policy and replays. */
 function renderDestinations(destinations) {
   el.destinationsStatus.textContent = destinations.length === 0 ? 'This source has no destinations.' : '';
   el.destinations.replaceChildren(...destinations.map((d) => {
@@ -453,6 +455,7 @@ function renderDestinations(destinations) {
     addTerm(list, 'Filter', filter);
     addTerm(list, 'Webhooks', `${d.settings.webhooks.length} URL${d.settings.webhooks.length === 1 ? '' : 's'}`);
     addTerm(list, 'Signing', signingList(d));
+    addTerm(list, 'Retries', d.retry ? span('retry-policy', `after ${d.retry.tiers.join(', ')} (the last repeats), until ${d.retry.deadline} after the first attempt`) : span('retry-policy none', 'the deployment\'s default policy'));
     const replays = addTerm(list, 'Replays', span('hint', 'Loading…'));
     replays.className = 'replays';
     section.append(heading, list);
