@@ -26,6 +26,7 @@ import { signingAfter, storedFilter } from './views.js';
  *         webhooks:
  *           - url: https://hooks.example.com/switchyard
  *             headers: { X-Team: growth }
+ *       retry: { tiers: [30s, 5m], deadline: 4h }   # optional; absent: the deployment's policy
  */
 export interface SeedResult { written: number; unchanged: number }
 
