@@ -71,6 +71,7 @@ export function destinationBlock(d: Destination): string {
     ['webhooks', d.settings.webhooks.map(webhookLine)],
     ['filter', d.filter ? JSON.stringify(d.filter) : '(none: every call)'],
     ['std webhooks', d.signing?.standard ? d.signing.secrets.map(secretLine) : 'off'],
+    ['rate limit', d.rateLimit ? `${d.rateLimit.perSecond}/s` : '(none)'],
     ['created', d.createdAt],
     ['updated', d.updatedAt],
   ]);

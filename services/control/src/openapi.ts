@@ -135,6 +135,10 @@ export function openApiDocument(): Record<string, unknown> {
                 newSecret: { $ref: '#/components/schemas/SigningSecretValue', description: 'Only in the response of the create or update that generated it: its value, shown once' },
               },
             },
+            rateLimit: {
+              type: ['object', 'null'], required: ['perSecond'], description: 'At most perSecond requests a second over every delivery instance; tasks over it wait (held, not failed). null: no limit',
+              properties: { perSecond: { type: 'integer', minimum: 1, maximum: 10_000 } },
+            },
             createdAt: iso, updatedAt: iso,
           },
         },

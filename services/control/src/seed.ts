@@ -86,6 +86,7 @@ export async function applySeed(seed: unknown, { view, store, clock, destination
       sharedSecret: entry.settings.sharedSecret ?? null, webhooks: entry.settings.webhooks,
       filter: storedFilter(entry.filter),
       ...signing,
+      rateLimit: entry.rateLimit ?? null,
       createdAt: current?.createdAt ?? now, updatedAt: now,
     };
     if (current && sameExceptTimes(current, next)) unchanged++;

@@ -27,6 +27,7 @@ export function destinationView(d: Destination, now = Date.now(), credentials = 
       standard: d.standardSignatures,
       secrets: activeSigningSecrets(d.signingSecrets, now).map((s) => ({ id: s.id, createdAt: iso(s.createdAt), expiresAt: s.expiresAt === null ? null : iso(s.expiresAt) })),
     },
+    rateLimit: d.rateLimit,
     createdAt: iso(d.createdAt), updatedAt: iso(d.updatedAt),
   };
 }

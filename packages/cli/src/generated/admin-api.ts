@@ -861,6 +861,15 @@ export interface paths {
                         signing?: {
                             standard: boolean;
                         };
+                        /**
+                         * @description At most perSecond requests a second (1 to 10000) over every delivery instance; tasks over it wait instead of failing. null removes it
+                         * @example {
+                         *       "perSecond": 50
+                         *     }
+                         */
+                        rateLimit?: {
+                            perSecond: number;
+                        } | null;
                     };
                 };
             };
@@ -2458,6 +2467,15 @@ export interface paths {
                         signing?: {
                             standard: boolean;
                         };
+                        /**
+                         * @description At most perSecond requests a second (1 to 10000) over every delivery instance; tasks over it wait instead of failing. null removes it
+                         * @example {
+                         *       "perSecond": 50
+                         *     }
+                         */
+                        rateLimit?: {
+                            perSecond: number;
+                        } | null;
                     };
                 };
             };
@@ -2942,6 +2960,10 @@ export interface components {
                 /** @description Only in the response of the create or update that generated it: its value, shown once */
                 newSecret?: components["schemas"]["SigningSecretValue"];
             };
+            /** @description At most perSecond requests a second over every delivery instance; tasks over it wait (held, not failed). null: no limit */
+            rateLimit?: {
+                perSecond: number;
+            } | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */
