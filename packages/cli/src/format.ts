@@ -72,6 +72,7 @@ export function destinationBlock(d: Destination): string {
     ['filter', d.filter ? JSON.stringify(d.filter) : '(none: every call)'],
     ['std webhooks', d.signing?.standard ? d.signing.secrets.map(secretLine) : 'off'],
     ['retry', d.retry ? `${d.retry.tiers.join(', ')} until ${d.retry.deadline}` : '(the deployment\'s policy)'],
+    ['rate limit', d.rateLimit ? `${d.rateLimit.perSecond}/s` : '(none)'],
     ['created', d.createdAt],
     ['updated', d.updatedAt],
   ]);

@@ -72,6 +72,7 @@ describe('destinations', () => {
         'filter:        (none: every call)',
         'std webhooks:  off',
         "retry:         (the deployment's policy)",
+        'rate limit:    (none)',
         'created:       2025-01-02T03:04:05.000Z',
         'updated:       2025-01-02T03:04:06.000Z',
         '',
@@ -158,6 +159,23 @@ describe('destinations', () => {
     api.requests.length = 0;
     const r = await cli(['destinations', 'update', 'dst_1']);
     assert.equal(r.code, 2);
+    assert.equal(api.requests.length, 0);
+  });
+
+  it('--rate-limit sends {perSecond}; --no-rate-limit sends null; a non-number is refused unsent; get shows it', async () => {
+    api.on('PATCH', '/v1/destinations/dst_1', { status: 200, body: { ...destination, rateLimit: { perSecond: 50 } } });
+    const shown = await cli(['destinations', 'update', 'dst_1', '--rate-limit', '50']);
+    ok(shown);
+    sent('PATCH', '/v1/destinations/dst_1', { rateLimit: { perSecond: 50 } });
+    assert.match(shown.stdout, /rate limit: +50\/s/);
+    api.requests.length = 0;
+    ok(await cli(['destinations', 'update', 'dst_1', '--no-rate-limit']));
+    sent('PATCH', '/v1/destinations/dst_1', { rateLimit: null });
+    api.requests.length = 0;
+    for (const bad of ['x', '', '2.5', '-1']) {
+      const r = await cli(['destinations', 'update', 'dst_1', `--rate-limit=${bad}`]);
+      assert.equal(r.code, 2, bad);
+    }
     assert.equal(api.requests.length, 0);
   });
 

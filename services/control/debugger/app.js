@@ -456,6 +456,8 @@ function renderDestinations(destinations) {
     addTerm(list, 'Webhooks', `${d.settings.webhooks.length} URL${d.settings.webhooks.length === 1 ? '' : 's'}`);
     addTerm(list, 'Signing', signingList(d));
     addTerm(list, 'Retries', d.retry ? span('retry-policy', `after ${d.retry.tiers.join(', ')} (the last repeats), until ${d.retry.deadline} after the first attempt`) : span('retry-policy none', 'the deployment\'s default policy'));
+    // Held tasks wait in the first retry tier: a slow drain here is the limit, not a failure.
+    addTerm(list, 'Rate limit', d.rateLimit ? `${d.rateLimit.perSecond} requests/s (over every delivery instance; more waits)` : span('hint', 'none'));
     const replays = addTerm(list, 'Replays', span('hint', 'Loading…'));
     replays.className = 'replays';
     section.append(heading, list);

@@ -91,6 +91,20 @@ export const destinationSigning = z.strictObject({
   standard: z.boolean({ error: 'signing.standard must be true or false' }),
 }).meta({ description: 'Standard Webhooks signatures: {standard: true} generates a whsec_ secret, returned once as signing.newSecret' });
 
+/**
+ * `rateLimit`: at most `perSecond` requests a second to the destination over every delivery
+ * instance; tasks over it are held, not failed (docs/decisions/0018-destination-rate-limits.md).
+ * null removes it.
+ */
+export const MAX_RATE_PER_SECOND = 10_000;
+const RATE_RANGE = `an integer from 1 to ${MAX_RATE_PER_SECOND}`;
+export const destinationRateLimit = z.strictObject({
+  perSecond: z.number({ error: RATE_RANGE }).int(RATE_RANGE).min(1, RATE_RANGE).max(MAX_RATE_PER_SECOND, RATE_RANGE),
+}, { error: 'rateLimit must be {"perSecond": N} or null' }).nullable().meta({
+  description: `At most perSecond requests a second (1 to ${MAX_RATE_PER_SECOND}) over every delivery instance; tasks over it wait instead of failing. null removes it`,
+  examples: [{ perSecond: 50 }],
+});
+
 /** A rotation: how long the previous secret keeps signing beside the new one (`24h` by default, `0s` to stop it at once, at most `30d`). */
 export const secretRotation = z.strictObject({
   gracePeriod: z.string().regex(/^\d{1,9}[smhd]$/, 'a duration such as 24h, 30m, 7d or 0s').refine((v) => graceMs(v) <= 30 * 86_400_000, 'at most 30d').optional(),
@@ -136,6 +150,7 @@ export function destinationSchemas(policy: AddressPolicy, retryLimits: RetryPoli
     filter: destinationFilter.optional(),
     signing: destinationSigning.optional(),
     retry: destinationRetry(retryLimits).optional(),
+    rateLimit: destinationRateLimit.optional(),
   });
   const patch = z.strictObject({
     name: z.string().trim().min(1).max(200).optional(),
@@ -144,6 +159,7 @@ export function destinationSchemas(policy: AddressPolicy, retryLimits: RetryPoli
     filter: destinationFilter.optional(),
     signing: destinationSigning.optional(),
     retry: destinationRetry(retryLimits).optional(),
+    rateLimit: destinationRateLimit.optional(),
   });
   return { create, patch };
 }

@@ -145,6 +145,10 @@ export function openApiDocument(): Record<string, unknown> {
               type: ['object', 'null'], required: ['tiers', 'deadline'], description: 'The destination\'s own retry policy; null: the deployment\'s (SWITCHYARD_RETRY_TIERS, SWITCHYARD_RETRY_DEADLINE)',
               properties: { tiers: { type: 'array', items: { type: 'string' }, description: 'The wait before each retry (the last repeats), e.g. 30s, 5m' }, deadline: { type: 'string', description: 'How long after the first attempt tasks are tried, e.g. 4h' } },
             },
+            rateLimit: {
+              type: ['object', 'null'], required: ['perSecond'], description: 'At most perSecond requests a second over every delivery instance; tasks over it wait (held, not failed). null: no limit',
+              properties: { perSecond: { type: 'integer', minimum: 1, maximum: 10_000 } },
+            },
             createdAt: iso, updatedAt: iso,
           },
         },

@@ -88,6 +88,7 @@ export async function applySeed(seed: unknown, { view, store, clock, destination
       filter: storedFilter(entry.filter),
       ...signing,
       retry: entry.retry ?? null,
+      rateLimit: entry.rateLimit ?? null,
       createdAt: current?.createdAt ?? now, updatedAt: now,
     };
     if (current && sameExceptTimes(current, next)) unchanged++;

@@ -29,6 +29,7 @@ export function destinationView(d: Destination, now = Date.now(), credentials = 
       secrets: activeSigningSecrets(d.signingSecrets, now).map((s) => ({ id: s.id, createdAt: iso(s.createdAt), expiresAt: s.expiresAt === null ? null : iso(s.expiresAt) })),
     },
     retry: d.retry === null ? null : retryPolicyText(d.retry),
+    rateLimit: d.rateLimit,
     createdAt: iso(d.createdAt), updatedAt: iso(d.updatedAt),
   };
 }

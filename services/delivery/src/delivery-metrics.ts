@@ -20,6 +20,7 @@ export const ATTEMPT_RECORD_RESULTS = ['written', 'dropped_overflow', 'dropped_s
 export function deliveryMetrics(registry: Registry, known: { retryTiers: number }) {
   // Read at each scrape rather than set twice per task.
   let inFlightNow = (): number => 0;
+  let rateLimitWaitingNow = (): number => 0;
   const metrics = {
     /** Where delivery_in_flight_tasks is read from (the consumer's global slots in use). */
     countInFlight(source: () => number): void { inFlightNow = source; },
@@ -35,6 +36,10 @@ export function deliveryMetrics(registry: Registry, known: { retryTiers: number 
     attemptRecords: new Counter({ name: 'delivery_attempt_records_total', help: 'Trace records of attempts (delivery-attempts topic): written, dropped_overflow (buffer full, oldest dropped), dropped_send_failed', labelNames: ['result'], registers: [registry] }),
     deferredRanges: new Counter({ name: 'delivery_deferred_ranges_total', help: 'Ranges of deferred tasks (one tier record each): written (first deferral), deferred_again (still refusing when due), read (tasks run again), rest_written (what a shutdown left of a run, written back), lost (no longer in the delivery topic)', labelNames: ['event'], registers: [registry] }),
     registryUnavailable: new Counter({ name: 'delivery_registry_unavailable_total', help: 'Lookups of a writer schema the schema registry did not answer: the record was read again later, not set aside', registers: [registry] }),
+    rateLimited: new Counter({ name: 'delivery_rate_limited_total', help: 'Tasks of rate-limited destinations (by destination) over their limit: waited (in memory, up to 1 s) or held (set aside in the first retry tier, no attempt counted)', labelNames: ['destination', 'action'], registers: [registry] }),
+    rateLimitWaiting: new Gauge({ name: 'delivery_rate_limit_waiting_tasks', help: 'Tasks waiting in memory for a token of their destination\'s rate limit', registers: [registry], collect() { this.set(rateLimitWaitingNow()); } }),
+    /** Where delivery_rate_limit_waiting_tasks is read from. */
+    countRateLimitWaiting(source: () => number): void { rateLimitWaitingNow = source; },
     waiting: new Gauge({ name: 'delivery_tier_waiting_partitions', help: 'Retry-tier partitions paused until their head record is due', registers: [registry] }),
   };
   initialiseCounter(metrics.deadLetters, { reason: DEAD_LETTER_REASONS });

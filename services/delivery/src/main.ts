@@ -125,6 +125,13 @@ runMain('delivery', async () => {
     consumer, codec, runner, metrics, logger: runtime.logger, clock: Date.now,
     topics: config.DELIVERY_READS === 'main' ? [topics.delivery] : config.DELIVERY_READS === 'retries' ? tierTopics : [topics.delivery, ...tierTopics],
     deliveryTopic: topics.delivery,
+    // Every delivery partition counts for the rate limit shares, read here or by the other group.
+    rateShareTopics: [topics.delivery, ...tierTopics],
+    partitionCounts: async (names) => {
+      const { topics: found } = await admin.fetchTopicMetadata({ topics: names });
+      return new Map(found.map((t) => [t.name, t.partitions.length]));
+    },
+    holdMs: config.SWITCHYARD_RETRY_TIERS[0]!,
     readRange: (topic, partition, from, to) => {
       const source = rangeSources.get(topic);
       if (!source) throw new Error(`a deferred range names ${topic}, neither the delivery nor the ingest topic`);

@@ -152,6 +152,48 @@ export class TaskRunner {
     return true;
   }
 
+  /** A destination's rate limit (requests a second over every instance), if it is enabled and has one. */
+  rateLimitOf(destinationId: string): number | undefined {
+    const destination = this.deps.config.destination(destinationId);
+    return destination?.enabled ? destination.rateLimit?.perSecond : undefined;
+  }
+
+  /**
+   * Holds a task of a destination over its rate limit (docs/decisions/0018-destination-rate-limits.md):
+   * written unchanged to the first tier, due after that tier's delay. No attempt is counted, no
+   * tier advanced, nothing recorded as failed; its deadline (if an earlier attempt started one)
+   * runs on as it would.
+   */
+  async hold(task: DeliveryTask): Promise<void> {
+    this.deps.metrics.rateLimited.inc({ destination: task.destinationId, action: 'held' });
+    await this.write(this.deps.topics.retry(1), `${task.destinationId}:${task.userKey}`, this.deps.codec.encode('io.switchyard.pipeline.DeliveryTask', { ...task, notBefore: this.heldUntil() }));
+  }
+
+  /**
+   * Holds a batch's run of never-attempted tasks over the rate limit as one range of attempt 0 (the
+   * tasks stay in the delivery topic; resumedFromRange runs them as fan-out wrote them). Its
+   * firstAttemptAt and deadline mean nothing: no attempt has been made.
+   */
+  private async holdRange(range: PendingRange): Promise<void> {
+    const n = range.tasks.length;
+    this.deps.metrics.rateLimited.inc({ destination: range.destinationId, action: 'held' }, n);
+    await this.writeRange(this.deps.topics.retry(1), {
+      destinationId: range.destinationId, topic: range.topic, partition: range.partition, fromOffset: Number(range.from), toOffset: Number(range.to),
+      tasks: n, attempt: 0, firstAttemptAt: 0, deadline: 0, notBefore: this.heldUntil(), lastError: 'rate_limited', heldOffsets: null,
+    });
+  }
+
+  /** A range (of any attempt) whose run ran out of tokens: the rest is held as it is, due after the first tier's delay. */
+  async holdRangeAgain(range: DeferredRange): Promise<void> {
+    this.deps.metrics.rateLimited.inc({ destination: range.destinationId, action: 'held' }, range.tasks);
+    await this.writeRange(this.deps.topics.retry(1), { ...range, notBefore: this.heldUntil() });
+  }
+
+  /** When a held task is looked at again: the first tier's delay, so the tier stays in due order. */
+  private heldUntil(): number {
+    return this.deps.clock() + this.deps.policy.tiersMs[0]!;
+  }
+
   /**
    * Defers the tasks of a range (deferred-ranges.ts) with one tier record instead of one per task:
    * they stay in the delivery topic, and the record says where. The trace gets one DeferralTrace
@@ -161,11 +203,13 @@ export class TaskRunner {
    * were logged). With a deadline that leaves no wait, each task goes its own way through defer().
    */
   async deferRange(range: PendingRange): Promise<void> {
+    if (range.reasons[0] === 'rate_limited') return this.holdRange(range);
     const now = this.deps.clock();
     const applied = this.retryPolicyOf(range.destinationId);
     const decision = nextRetryUnder(applied, this.deps.policy.tiersMs, { attempt: 1, firstAttemptAt: now, now });
     if (decision.action === 'dead_letter') {
-      for (const [i, task] of range.tasks.entries()) await this.defer(task, range.reasons[i]!);
+      // A range is all deferrals here (holds returned above).
+      for (const [i, task] of range.tasks.entries()) { const reason = range.reasons[i]!; if (reason !== 'rate_limited') await this.defer(task, reason); }
       return;
     }
     const { metrics } = this.deps;
@@ -194,12 +238,14 @@ export class TaskRunner {
   async deferRangeAgain(range: DeferredRange, reason: string): Promise<boolean> {
     const now = this.deps.clock();
     const applied = this.retryPolicyOf(range.destinationId);
-    const decision = nextRetryUnder(applied, this.deps.policy.tiersMs, { attempt: range.attempt + 1, firstAttemptAt: range.firstAttemptAt, now });
+    // A range only held so far (attempt 0) is deferred for the first time: its deadline starts now.
+    const firstAttemptAt = range.attempt === 0 ? now : range.firstAttemptAt;
+    const decision = nextRetryUnder(applied, this.deps.policy.tiersMs, { attempt: range.attempt + 1, firstAttemptAt, now });
     if (decision.action === 'dead_letter') return false;
     this.deps.metrics.attempts.inc({ destination: range.destinationId, status_class: 'skipped' }, range.tasks);
     this.deps.metrics.retries.inc({ tier: String(decision.tier), policy: applied.source }, range.tasks);
     this.deps.metrics.deferredRanges.inc({ event: 'deferred_again' });
-    await this.writeRange(this.deps.topics.retry(decision.tier), { ...range, attempt: range.attempt + 1, notBefore: decision.notBefore, lastError: reason });
+    await this.writeRange(this.deps.topics.retry(decision.tier), { ...range, attempt: range.attempt + 1, firstAttemptAt, deadline: range.attempt === 0 ? now + this.deps.policy.deadlineMs : range.deadline, notBefore: decision.notBefore, lastError: reason });
     if (reason === 'circuit_open') this.reportRefusing(range.destinationId);
     return true;
   }

@@ -866,6 +866,15 @@ export interface paths {
                             tiers: string[];
                             deadline: string;
                         } | null;
+                        /**
+                         * @description At most perSecond requests a second (1 to 10000) over every delivery instance; tasks over it wait instead of failing. null removes it
+                         * @example {
+                         *       "perSecond": 50
+                         *     }
+                         */
+                        rateLimit?: {
+                            perSecond: number;
+                        } | null;
                     };
                 };
             };
@@ -2468,6 +2477,15 @@ export interface paths {
                             tiers: string[];
                             deadline: string;
                         } | null;
+                        /**
+                         * @description At most perSecond requests a second (1 to 10000) over every delivery instance; tasks over it wait instead of failing. null removes it
+                         * @example {
+                         *       "perSecond": 50
+                         *     }
+                         */
+                        rateLimit?: {
+                            perSecond: number;
+                        } | null;
                     };
                 };
             };
@@ -2970,6 +2988,10 @@ export interface components {
                 tiers: string[];
                 /** @description How long after the first attempt tasks are tried, e.g. 4h */
                 deadline: string;
+            } | null;
+            /** @description At most perSecond requests a second over every delivery instance; tasks over it wait (held, not failed). null: no limit */
+            rateLimit?: {
+                perSecond: number;
             } | null;
             /** Format: date-time */
             createdAt: string;

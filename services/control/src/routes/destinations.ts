@@ -24,6 +24,7 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
       id: body.id ?? newDestinationId(), sourceId: body.sourceId, name: body.name, type: body.type, enabled: body.enabled,
       sharedSecret: body.settings.sharedSecret ?? null, webhooks: body.settings.webhooks, createdAt: now, updatedAt: now,
       filter: storedFilter(body.filter), ...signing, retry: body.retry ?? null,
+      rateLimit: body.rateLimit ?? null,
     };
     if (view.state.destination(destination.id)) throw new ApiError(400, 'DUPLICATE_ID', `destination ${destination.id} exists`, 'id');
     await store.write(change.putDestination(destination));
@@ -60,6 +61,7 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
       filter: body.filter === undefined ? current.filter : storedFilter(body.filter),
       ...signing,
       retry: body.retry === undefined ? current.retry : body.retry,
+      rateLimit: body.rateLimit === undefined ? current.rateLimit : body.rateLimit,
       updatedAt: now,
     };
     await store.write(change.putDestination(next));
