@@ -32,11 +32,13 @@ export function deliveryMetrics(registry: Registry, known: { retryTiers: number 
     attemptRecords: new Counter({ name: 'delivery_attempt_records_total', help: 'Trace records of attempts (delivery-attempts topic): written, dropped_overflow (buffer full, oldest dropped), dropped_send_failed', labelNames: ['result'], registers: [registry] }),
     deferredRanges: new Counter({ name: 'delivery_deferred_ranges_total', help: 'Ranges of deferred tasks (one tier record each): written (first deferral), deferred_again (still refusing when due), read (tasks run again), rest_written (what a shutdown left of a run, written back), lost (no longer in the delivery topic)', labelNames: ['event'], registers: [registry] }),
     registryUnavailable: new Counter({ name: 'delivery_registry_unavailable_total', help: 'Lookups of a writer schema the schema registry did not answer: the record was read again later, not set aside', registers: [registry] }),
+    notifications: new Counter({ name: 'delivery_notifications_total', help: 'Attempts of notification tasks (notification endpoints): delivered, failed (retried or dead-lettered)', labelNames: ['outcome'], registers: [registry] }),
     waiting: new Gauge({ name: 'delivery_tier_waiting_partitions', help: 'Retry-tier partitions paused until their head record is due', registers: [registry] }),
   };
   initialiseCounter(metrics.deadLetters, { reason: DEAD_LETTER_REASONS });
   initialiseCounter(metrics.retries, { tier: Array.from({ length: known.retryTiers }, (_, i) => i + 1) });
   initialiseCounter(metrics.deferredRanges, { event: DEFERRED_RANGE_EVENTS });
+  initialiseCounter(metrics.notifications, { outcome: ['delivered', 'failed'] });
   return metrics;
 }
 
