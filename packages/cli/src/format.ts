@@ -66,6 +66,7 @@ export function destinationBlock(d: Destination): string {
     ['name', orDash(d.name)],
     ['type', d.type],
     ['enabled', yesNo(d.enabled)],
+    ...(d.disabledReason ? [['disabled', `${d.disabledReason} at ${d.disabledAt ?? '-'}`] as [string, string]] : []),
     // Shown as the API gives it: masked when set, so the secret never reaches a terminal.
     ['shared secret', d.settings.sharedSecret ?? '(none)'],
     ['webhooks', d.settings.webhooks.map(webhookLine)],

@@ -450,6 +450,8 @@ function renderDestinations(destinations) {
     section.dataset.destinationId = d.id;
     const heading = document.createElement('h3');
     heading.append(span('dest-name', `${d.name} (${d.id})`), ' ', span(`state ${d.enabled ? 'state-delivered' : 'state-filtered'}`, d.enabled ? 'enabled' : 'disabled'));
+    // Disabled by Switchyard: every attempt failed for SWITCHYARD_DISABLE_AFTER; enabling it again clears this.
+    if (d.disabledReason) heading.append(' ', span('state state-dead_lettered', `${d.disabledReason} since ${d.disabledAt ?? '?'}`));
     const list = document.createElement('dl');
     const filter = d.filter ? preformatted('filter', JSON.stringify(d.filter, null, 2)) : span('filter none', 'none: every call');
     addTerm(list, 'Filter', filter);

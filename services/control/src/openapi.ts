@@ -7,6 +7,7 @@ import { audienceCreate, audiencePatch, computedTraitCreate } from './routes/aud
 import { deadLetterQuery, replayRequest } from './routes/dead-letters.js';
 import { deletionRequest } from './routes/deletions.js';
 import { replayRequest as rangeReplayRequest } from './routes/replays.js';
+import { NOTIFICATION_TYPES, notificationEndpointSchema } from './notification-endpoints.js';
 import { SECURITY_DESCRIPTION, tokenPaths, tokenSchemas, withAccess } from './openapi-access.js';
 
 /**
@@ -121,10 +122,16 @@ export function openApiDocument(): Record<string, unknown> {
         },
         SigningSecretInfo: { type: 'object', required: ['id', 'createdAt', 'expiresAt'], properties: { id: { type: 'string' }, createdAt: iso, expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'When it stops signing; null for the current secret' } } },
         SigningSecretValue: { type: 'object', required: ['id', 'secret', 'createdAt'], properties: { id: { type: 'string' }, secret: { type: 'string', description: 'whsec_ + base64 of 32 random bytes' }, createdAt: iso } },
+        NotificationEndpoint: {
+          type: 'object', required: ['id', 'url', 'eventTypes', 'enabled', 'createdAt', 'updatedAt'],
+          properties: { id: { type: 'string' }, url: { type: 'string' }, eventTypes: { type: 'array', items: { enum: [...NOTIFICATION_TYPES] } }, enabled: { type: 'boolean' }, createdAt: iso, updatedAt: iso },
+        },
         Destination: {
           type: 'object', required: ['id', 'sourceId', 'name', 'type', 'enabled', 'settings', 'filter', 'signing', 'createdAt', 'updatedAt'],
           properties: {
             id: { type: 'string' }, sourceId: { type: 'string' }, name: { type: 'string' }, type: { const: 'webhooks' }, enabled: { type: 'boolean' },
+            disabledReason: { type: ['string', 'null'], enum: ['failing', null], description: 'failing: Switchyard disabled it because every attempt failed for SWITCHYARD_DISABLE_AFTER; cleared by enabling it again' },
+            disabledAt: { type: ['string', 'null'], format: 'date-time', description: 'When Switchyard disabled it' },
             settings: {
               type: 'object', required: ['sharedSecret', 'webhooks'],
               properties: {
@@ -218,6 +225,22 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/destinations': {
         get: { summary: 'List destinations', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: list('destinations', 'Destination', 'Destinations'), 401: errors[401] } },
         post: { summary: 'Create a webhooks destination', requestBody: body(destinations.create), responses: { 201: json('Destination', 'Created'), 400: errors[400], 401: errors[401] } },
+      },
+      '/v1/notification-endpoints': {
+        get: { summary: 'List notification endpoints', responses: { 200: list('notificationEndpoints', 'NotificationEndpoint', 'Notification endpoints'), 401: errors[401] } },
+        post: {
+          summary: 'Create a notification endpoint: it receives Standard-Webhooks-signed {type, timestamp, data} for the event types named (destination.disabled, destination.failing, message.dead_lettered, replay.completed)',
+          requestBody: body(notificationEndpointSchema(new AddressPolicy([]))),
+          responses: {
+            201: { description: 'Created; signingSecret (whsec_) is shown in this response only', content: { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/NotificationEndpoint' }, { type: 'object', required: ['signingSecret'], properties: { signingSecret: { $ref: '#/components/schemas/SigningSecretValue' } } }] } } } },
+            400: errors[400], 401: errors[401],
+          },
+        },
+      },
+      '/v1/notification-endpoints/{id}': {
+        parameters: idParam,
+        get: { summary: 'Get a notification endpoint', responses: { 200: json('NotificationEndpoint', 'The notification endpoint'), 401: errors[401], 404: errors[404] } },
+        delete: { summary: 'Delete a notification endpoint', responses: { 204: { description: 'Deleted' }, 401: errors[401], 404: errors[404] } },
       },
       '/v1/destinations/{id}/secrets/rotate': {
         parameters: idParam,

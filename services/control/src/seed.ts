@@ -7,6 +7,7 @@ import { change, type ConfigChange } from './config-store.js';
 import type { ControlDeps } from './control-deps.js';
 import { newWriteKey } from './ids.js';
 import { signingAfter, storedFilter } from './views.js';
+import { enabledAfterSeed } from './disabled-state.js';
 
 /**
  * A seed file keeps sources and destinations in git (YAML). Applied at start-up, idempotently: an
@@ -83,10 +84,10 @@ export async function applySeed(seed: unknown, { view, store, clock, destination
     // whose value is never shown: a rotation (API or CLI) gives one to copy.
     const { created: _created, ...signing } = signingAfter(current ?? { standardSignatures: false, signingSecrets: [] }, entry.signing, now);
     const next: Destination = {
-      id: entry.id, sourceId: entry.sourceId, name: entry.name, type: entry.type, enabled: entry.enabled,
+      id: entry.id, sourceId: entry.sourceId, name: entry.name, type: entry.type, ...enabledAfterSeed(current, entry.enabled),
       sharedSecret: entry.settings.sharedSecret ?? null, webhooks: entry.settings.webhooks,
       filter: storedFilter(entry.filter),
-      ...signing,
+      ...signing, notificationTypes: [],
       retry: entry.retry ?? null,
       rateLimit: entry.rateLimit ?? null,
       createdAt: current?.createdAt ?? now, updatedAt: now,

@@ -22,6 +22,7 @@ export function sourceView(s: Source, credentials = true) {
 export function destinationView(d: Destination, now = Date.now(), credentials = true) {
   return {
     id: d.id, sourceId: d.sourceId, name: d.name, type: d.type, enabled: d.enabled,
+    disabledReason: d.disabledReason, disabledAt: d.disabledAt === null ? null : iso(d.disabledAt),
     settings: { sharedSecret: d.sharedSecret === null ? null : MASKED_SECRET, webhooks: d.webhooks.map((w) => ({ url: w.url, headers: credentials ? { ...w.headers } : Object.fromEntries(Object.keys(w.headers).map((name) => [name, MASKED_SECRET])) })) },
     filter: d.filter === null ? null : JSON.parse(d.filter) as unknown,
     signing: {

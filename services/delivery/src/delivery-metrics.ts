@@ -40,11 +40,13 @@ export function deliveryMetrics(registry: Registry, known: { retryTiers: number 
     rateLimitWaiting: new Gauge({ name: 'delivery_rate_limit_waiting_tasks', help: 'Tasks waiting in memory for a token of their destination\'s rate limit', registers: [registry], collect() { this.set(rateLimitWaitingNow()); } }),
     /** Where delivery_rate_limit_waiting_tasks is read from. */
     countRateLimitWaiting(source: () => number): void { rateLimitWaitingNow = source; },
+    notifications: new Counter({ name: 'delivery_notifications_total', help: 'Attempts of notification tasks (notification endpoints): delivered, failed (retried or dead-lettered)', labelNames: ['outcome'], registers: [registry] }),
     waiting: new Gauge({ name: 'delivery_tier_waiting_partitions', help: 'Retry-tier partitions paused until their head record is due', registers: [registry] }),
   };
   initialiseCounter(metrics.deadLetters, { reason: DEAD_LETTER_REASONS });
   initialiseCounter(metrics.retries, { tier: Array.from({ length: known.retryTiers }, (_, i) => i + 1), policy: RETRY_POLICY_SOURCES });
   initialiseCounter(metrics.deferredRanges, { event: DEFERRED_RANGE_EVENTS });
+  initialiseCounter(metrics.notifications, { outcome: ['delivered', 'failed'] });
   return metrics;
 }
 

@@ -10,6 +10,7 @@ import { breakerKey, isBreakerFailure, type CircuitBreaker } from './circuit-bre
 import type { PendingRange } from './deferred-ranges.js';
 import { statusClass, type DeliveryMetrics } from './delivery-metrics.js';
 import type { FailedAttemptLog } from './failed-attempt-log.js';
+import type { HealthPublisher } from './health-publisher.js';
 import type { RefusalPublisher } from './refusal-publisher.js';
 import { combineUrlOutcomes, type UrlOutcome } from './multi-url.js';
 import { classifyAttempt, type AttemptResult, type DeadLetterReason } from './outcome.js';
@@ -40,6 +41,8 @@ export interface TaskRunnerDeps {
   failures?: FailedAttemptLog;
   /** Reports destinations refusing every request, and answering again, to fan-out (which then holds their tasks). */
   refusals?: Pick<RefusalPublisher, 'refusing' | 'answered'>;
+  /** Reports whether each attempt that made requests succeeded: the failing clock control disables destinations by. */
+  health?: Pick<HealthPublisher, 'attempted'>;
 }
 
 interface Failure { status: number | null; excerpt: string | null; error: string | null }
@@ -112,7 +115,11 @@ export class TaskRunner {
       });
     }
 
+    // Attempts every circuit refused made no request and say nothing new about the destination.
+    if (verdict.verdict === 'accepted' || results.some((r) => r.result !== undefined)) this.deps.health?.attempted(task.destinationId, verdict.verdict === 'accepted');
+    const notification = destination.type === 'notifications';
     if (verdict.verdict === 'accepted') {
+      if (notification) metrics.notifications.inc({ outcome: 'delivered' });
       metrics.delivered.inc({ destination: task.destinationId });
       metrics.endToEndSeconds.observe(Math.max(0, ended - task.receivedAt) / 1000);
       this.record(task, tried, DELIVERED);
@@ -123,6 +130,7 @@ export class TaskRunner {
       return false;
     }
     const failure = lastFailure(results);
+    if (notification) metrics.notifications.inc({ outcome: 'failed' });
     if (verdict.verdict === 'permanent') await this.deadLetter({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.reason, failure, false, task, tried);
     else await this.retryLater({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.retryUrls, failure, verdict.reason, verdict.retryAfterMs, tried);
     return true;

@@ -932,6 +932,269 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/notification-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List notification endpoints */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Notification endpoints */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            notificationEndpoints: components["schemas"]["NotificationEndpoint"][];
+                        };
+                    };
+                };
+                /** @description Missing or wrong admin token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a notification endpoint: it receives Standard-Webhooks-signed {type, timestamp, data} for the event types named (destination.disabled, destination.failing, message.dead_lettered, replay.completed) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id?: string;
+                        url: string;
+                        eventTypes: ("destination.disabled" | "destination.failing" | "message.dead_lettered" | "replay.completed")[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Created; signingSecret (whsec_) is shown in this response only */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NotificationEndpoint"] & {
+                            signingSecret: components["schemas"]["SigningSecretValue"];
+                        };
+                    };
+                };
+                /** @description Invalid request: `field` names the offending field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or wrong admin token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notification-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** Get a notification endpoint */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The notification endpoint */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NotificationEndpoint"];
+                    };
+                };
+                /** @description Missing or wrong admin token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a notification endpoint */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing or wrong admin token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/destinations/{id}/secrets/rotate": {
         parameters: {
             query?: never;
@@ -2952,6 +3215,16 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        NotificationEndpoint: {
+            id: string;
+            url: string;
+            eventTypes: ("destination.disabled" | "destination.failing" | "message.dead_lettered" | "replay.completed")[];
+            enabled: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
         Destination: {
             id: string;
             sourceId: string;
@@ -2959,6 +3232,16 @@ export interface components {
             /** @constant */
             type: "webhooks";
             enabled: boolean;
+            /**
+             * @description failing: Switchyard disabled it because every attempt failed for SWITCHYARD_DISABLE_AFTER; cleared by enabling it again
+             * @enum {string|null}
+             */
+            disabledReason?: "failing" | null;
+            /**
+             * Format: date-time
+             * @description When Switchyard disabled it
+             */
+            disabledAt?: string | null;
             settings: {
                 /** @description Masked as ******** when set */
                 sharedSecret: string | null;
