@@ -16,8 +16,8 @@ const destination: Destination = {
   settings: {
     sharedSecret: '********',
     webhooks: [
-      { url: 'https://a.example/hook', headers: { 'X-Api-Key': 'header-secret', 'X-Env': 'prod' } },
-      { url: 'https://b.example/hook', headers: {} },
+      { url: 'https://a.example/hook', headers: { 'X-Api-Key': 'header-secret', 'X-Env': 'prod' }, clientCertificate: null },
+      { url: 'https://b.example/hook', headers: {}, clientCertificate: null },
     ],
   },
   filter: null,

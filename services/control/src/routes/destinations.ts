@@ -8,7 +8,7 @@ import type { ControlDeps } from '../control-deps.js';
 import { change } from '../config-store.js';
 import { newDestinationId } from '../ids.js';
 import { accessOf } from '../scopes.js';
-import { destinationView, secretShownOnce, signingAfter, storedFilter, withNewSecret } from '../views.js';
+import { destinationView, secretShownOnce, signingAfter, storedFilter, storedWebhooks, withNewSecret } from '../views.js';
 
 type IdParams = { Params: { id: string } };
 
@@ -22,7 +22,7 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
     const { created, ...signing } = signingAfter({ standardSignatures: false, signingSecrets: [] }, body.signing, now);
     const destination: Destination = {
       id: body.id ?? newDestinationId(), sourceId: body.sourceId, name: body.name, type: body.type, enabled: body.enabled,
-      sharedSecret: body.settings.sharedSecret ?? null, webhooks: body.settings.webhooks, createdAt: now, updatedAt: now,
+      sharedSecret: body.settings.sharedSecret ?? null, webhooks: storedWebhooks(body.settings.webhooks), createdAt: now, updatedAt: now,
       filter: storedFilter(body.filter), ...signing,
     };
     if (view.state.destination(destination.id)) throw new ApiError(400, 'DUPLICATE_ID', `destination ${destination.id} exists`, 'id');
@@ -56,7 +56,7 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
       name: body.name ?? current.name,
       enabled: body.enabled ?? current.enabled,
       sharedSecret: body.settings?.sharedSecret === undefined ? current.sharedSecret : body.settings.sharedSecret,
-      webhooks: body.settings?.webhooks ?? current.webhooks,
+      webhooks: body.settings?.webhooks ? storedWebhooks(body.settings.webhooks, current.webhooks) : current.webhooks,
       filter: body.filter === undefined ? current.filter : storedFilter(body.filter),
       ...signing,
       updatedAt: now,
