@@ -46,8 +46,8 @@ describe('a destination rate limit over three delivery instances', () => {
 
   before(async () => {
     [limited, healthy] = await Promise.all([startReceiver(), startReceiver()]);
-    limitedDestination = makeDestination(source.id, { webhooks: [{ url: limited.url, headers: {} }], rateLimit: { perSecond: PER_SECOND } });
-    const destinations = [limitedDestination, makeDestination(source.id, { webhooks: [{ url: healthy.url, headers: {} }] })];
+    limitedDestination = makeDestination(source.id, { webhooks: [{ url: limited.url, headers: {}, clientCertificate: null }], rateLimit: { perSecond: PER_SECOND } });
+    const destinations = [limitedDestination, makeDestination(source.id, { webhooks: [{ url: healthy.url, headers: {}, clientCertificate: null }] })];
     // Six partitions, so that each of three instances holds some of every topic; a 2 s first tier,
     // so held tasks come round a few times within the test.
     const env = pipelineEnv(prefix, { SWITCHYARD_PARTITIONS: '6', SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', SWITCHYARD_RETRY_TIERS: '2s,5s' });

@@ -56,10 +56,10 @@ describe('trace and usage: GET /v1/messages/{id} and GET /v1/sources/{id}/usage'
       startReceiver(),
     ]);
     receivers.push(okReceiver!, flakyReceiver!, goneReceiver!, quietReceiver!);
-    ok = makeDestination(main.id, { webhooks: [{ url: okReceiver!.url, headers: {} }] });
-    flaky = makeDestination(main.id, { webhooks: [{ url: flakyReceiver!.url, headers: {} }] });
-    gone = makeDestination(main.id, { webhooks: [{ url: goneReceiver!.url, headers: {} }] });
-    filteredDestination = makeDestination(quiet.id, { webhooks: [{ url: quietReceiver!.url, headers: {} }] });
+    ok = makeDestination(main.id, { webhooks: [{ url: okReceiver!.url, headers: {}, clientCertificate: null }] });
+    flaky = makeDestination(main.id, { webhooks: [{ url: flakyReceiver!.url, headers: {}, clientCertificate: null }] });
+    gone = makeDestination(main.id, { webhooks: [{ url: goneReceiver!.url, headers: {}, clientCertificate: null }] });
+    filteredDestination = makeDestination(quiet.id, { webhooks: [{ url: quietReceiver!.url, headers: {}, clientCertificate: null }] });
 
     const env = pipelineEnv(prefix, {
       SWITCHYARD_ADMIN_TOKEN: token, SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8',

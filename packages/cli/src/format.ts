@@ -84,10 +84,12 @@ function secretLine(s: { id: string; createdAt: string; expiresAt: string | null
   return `${s.id}  created ${s.createdAt}${s.expiresAt === null ? '  (current)' : `  signs until ${s.expiresAt}`}`;
 }
 
-// Header names only: their values are often credentials.
-function webhookLine(w: { url: string; headers?: Record<string, string> }): string {
+// Header names only: their values are often credentials. A client certificate only as "set" (the
+// API never returns it).
+function webhookLine(w: { url: string; headers?: Record<string, string>; clientCertificate?: { set: true } | null }): string {
   const names = Object.keys(w.headers ?? {});
-  return names.length === 0 ? w.url : `${w.url}  (headers: ${names.join(', ')})`;
+  const notes = [...(names.length === 0 ? [] : [`headers: ${names.join(', ')}`]), ...(w.clientCertificate ? ['client certificate: set'] : [])];
+  return notes.length === 0 ? w.url : `${w.url}  (${notes.join('; ')})`;
 }
 
 export function deadLetterTable(list: DeadLetterList): string {

@@ -457,6 +457,7 @@ function renderDestinations(destinations) {
     addTerm(list, 'Filter', filter);
     addTerm(list, 'Webhooks', `${d.settings.webhooks.length} URL${d.settings.webhooks.length === 1 ? '' : 's'}`);
     addTerm(list, 'Signing', signingList(d));
+    addTerm(list, 'Client certificate', clientCertificateText(d.settings.webhooks));
     addTerm(list, 'Retries', d.retry ? span('retry-policy', `after ${d.retry.tiers.join(', ')} (the last repeats), until ${d.retry.deadline} after the first attempt`) : span('retry-policy none', 'the deployment\'s default policy'));
     // Held tasks wait in the first retry tier: a slow drain here is the limit, not a failure.
     addTerm(list, 'Rate limit', d.rateLimit ? `${d.rateLimit.perSecond} requests/s (over every delivery instance; more waits)` : span('hint', 'none'));
@@ -502,6 +503,13 @@ function replayItem(rp) {
   li.append(span('replay-id', `${rp.id} · ${formatTime(rp.from)} → ${formatTime(rp.to)}`), bar, span('replay-counts', parts.join(' · ')));
   if (rp.notReplayable.length) li.append(span('replay-gap', `not replayable (before the topic's retention): ${rp.notReplayable.map((g) => `partition ${g.partition} until ${formatTime(g.to)}`).join(', ')}`));
   return li;
+}
+
+/** Mutual TLS: whether the URLs present a client certificate (the API says only that one is set). */
+function clientCertificateText(webhooks) {
+  const set = webhooks.filter((w) => w.clientCertificate?.set).length;
+  if (set === 0) return 'none';
+  return set === webhooks.length ? 'set' : `set for ${set} of ${webhooks.length} URLs`;
 }
 
 /** X-Signature when a shared secret is set; the Standard Webhooks secrets by id (values are never sent to the page). */

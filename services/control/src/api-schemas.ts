@@ -4,6 +4,7 @@ import { parseDestinationFilter } from '@switchyard/platform/filters/destination
 import type { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import type { DestinationRetryPolicy } from '@switchyard/platform/schemas/generated';
 import { ApiError } from './api-error.js';
+import { clientCertificateProblem, MAX_PEM_CHARS } from './client-certificate.js';
 
 /**
  * Request bodies of the admin API and the rules of the webhooks destination document: 1 to 5
@@ -34,7 +35,20 @@ export const sourcePatch = z.strictObject({
   enabled: z.boolean().optional(),
 });
 
-export function webhookSchema(policy: AddressPolicy) {
+/**
+ * A webhook's client certificate for mutual TLS (write-only: views show `{"set": true}`). Both
+ * PEM texts are parsed and the key matched to the certificate here, so delivery never meets one it
+ * cannot load; refusals carry INVALID_CLIENT_CERTIFICATE and the field (`….clientCertificate.key`).
+ */
+export function clientCertificateSchema(now: () => number = Date.now) {
+  const pem = (name: string) => z.string({ error: `${name} is required (PEM text)` }).min(1, `${name} is required (PEM text)`).max(MAX_PEM_CHARS, `${name} is longer than ${MAX_PEM_CHARS} characters`);
+  return z.strictObject({ cert: pem('cert'), key: pem('key') }).superRefine((input, ctx) => {
+    const problem = clientCertificateProblem(input, now());
+    if (problem) ctx.addIssue({ code: 'custom', path: [problem.field], message: problem.message, ...withCode('INVALID_CLIENT_CERTIFICATE') });
+  }).meta({ description: 'Mutual TLS: {cert, key} as PEM (unencrypted key, matching the certificate), presented in TLS handshakes with this URL. Write-only: answers show {"set": true}; null removes it; absent on an update keeps the one stored for the same URL' });
+}
+
+export function webhookSchema(policy: AddressPolicy, now: () => number = Date.now) {
   return z.strictObject({
     url: z.string({ error: 'url is required' }).max(2048, 'url is longer than 2048 characters').superRefine((text, ctx) => {
       let url: URL;
@@ -61,6 +75,7 @@ export function webhookSchema(policy: AddressPolicy) {
         else if (!HEADER_VALUE.test(value) || value.length > 4096) ctx.addIssue({ code: 'custom', path: [name], message: `the value of header ${name} contains characters not allowed in HTTP (CR, LF, NUL, controls) or is over 4096 characters`, ...withCode('INVALID_HEADER') });
       }
     }),
+    clientCertificate: clientCertificateSchema(now).nullable().optional(),
   });
 }
 
@@ -135,8 +150,8 @@ export function destinationRetry(limits: RetryPolicyLimits) {
   });
 }
 
-export function destinationSchemas(policy: AddressPolicy, retryLimits: RetryPolicyLimits) {
-  const webhooks = z.array(webhookSchema(policy), { error: 'settings.webhooks must be a list' })
+export function destinationSchemas(policy: AddressPolicy, retryLimits: RetryPolicyLimits, now: () => number = Date.now) {
+  const webhooks = z.array(webhookSchema(policy, now), { error: 'settings.webhooks must be a list' })
     .min(1, 'at least one webhook is required')
     .max(MAX_WEBHOOKS, `at most ${MAX_WEBHOOKS} webhooks per destination`);
   const sharedSecret = z.string().min(1, 'sharedSecret must not be empty; use null to remove it').max(1024).nullable();

@@ -37,7 +37,7 @@ export function newNotificationEndpoint(input: { id: string; url: string; eventT
   const secret = input.secret === undefined ? generated : { ...generated, secret: input.secret };
   const endpoint: Destination = {
     id: input.id, sourceId: '', name: 'Notifications', type: NOTIFICATIONS_TYPE, enabled: true, sharedSecret: null,
-    webhooks: [{ url: input.url, headers: {} }], createdAt: now, updatedAt: now, filter: null,
+    webhooks: [{ url: input.url, headers: {}, clientCertificate: null }], createdAt: now, updatedAt: now, filter: null,
     standardSignatures: true, signingSecrets: [secret], rateLimit: null, retry: null, disabledReason: null, disabledAt: null, notificationTypes: [...input.eventTypes],
   };
   return { endpoint, secret };

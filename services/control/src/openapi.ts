@@ -136,7 +136,10 @@ export function openApiDocument(): Record<string, unknown> {
               type: 'object', required: ['sharedSecret', 'webhooks'],
               properties: {
                 sharedSecret: { type: ['string', 'null'], description: 'Masked as ******** when set' },
-                webhooks: { type: 'array', maxItems: 5, items: { type: 'object', required: ['url', 'headers'], properties: { url: { type: 'string' }, headers: { type: 'object', description: 'Values masked as ******** for tokens without the admin scope', additionalProperties: { type: 'string' } } } } },
+                webhooks: { type: 'array', maxItems: 5, items: { type: 'object', required: ['url', 'headers', 'clientCertificate'], properties: {
+                  url: { type: 'string' }, headers: { type: 'object', description: 'Values masked as ******** for tokens without the admin scope', additionalProperties: { type: 'string' } },
+                  clientCertificate: { oneOf: [{ type: 'object', required: ['set'], properties: { set: { const: true } } }, { type: 'null' }], description: 'Mutual TLS: {"set": true} when a client certificate is stored for this URL; the certificate and key are never returned' },
+                } } },
               },
             },
             filter: freeForm('The event filter ({types?, events?, where?}), null when every call goes through', true),
@@ -314,7 +317,7 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/destinations/{id}': {
         parameters: idParam,
         get: { summary: 'Get a destination', responses: { 200: json('Destination', 'The destination'), ...errors } },
-        patch: { summary: 'Update a destination (omitted fields unchanged; sharedSecret null removes it)', requestBody: body(destinations.patch), responses: { 200: json('Destination', 'Updated'), ...errors } },
+        patch: { summary: 'Update a destination (omitted fields unchanged; sharedSecret null removes it; a webhook without clientCertificate keeps the one stored for its URL, null removes it)', requestBody: body(destinations.patch), responses: { 200: json('Destination', 'Updated'), ...errors } },
         delete: { summary: 'Delete a destination', responses: { 204: { description: 'Deleted' }, 401: errors[401], 404: errors[404] } },
       },
       ...tokenPaths({ errors, json, list }),

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { z } from 'zod';
 import type { Destination, Source } from '@switchyard/platform/config-view/config-state';
@@ -6,7 +7,7 @@ import { parseBody, sourceCreate } from './api-schemas.js';
 import { change, type ConfigChange } from './config-store.js';
 import type { ControlDeps } from './control-deps.js';
 import { newWriteKey } from './ids.js';
-import { signingAfter, storedFilter } from './views.js';
+import { signingAfter, storedFilter, storedWebhooks } from './views.js';
 import { enabledAfterSeed } from './disabled-state.js';
 
 /**
@@ -27,7 +28,12 @@ import { enabledAfterSeed } from './disabled-state.js';
  *         webhooks:
  *           - url: https://hooks.example.com/switchyard
  *             headers: { X-Team: growth }
+ *             clientCertificate: { certFile: tls/client.pem, keyFile: /run/secrets/client.key }
  *       retry: { tiers: [30s, 5m], deadline: 4h }   # optional; absent: the deployment's policy
+ *
+ * A webhook's `clientCertificate` takes each PEM inline (`cert`, `key`, e.g. `${CLIENT_KEY}`) or
+ * from a file (`certFile`, `keyFile`, relative to the seed file's directory): keys usually come
+ * mounted as files, and a multi-line PEM is awkward in an environment variable.
  */
 export interface SeedResult { written: number; unchanged: number }
 
@@ -42,7 +48,37 @@ const seedSource = sourceCreate.extend({
 
 export function readSeed(path: string, env: NodeJS.ProcessEnv): unknown {
   const text = readFileSync(path, 'utf8');
-  return interpolate(parse(text) ?? {}, env, path);
+  return withCertificateFiles(interpolate(parse(text) ?? {}, env, path), dirname(path));
+}
+
+/** Replaces `certFile` / `keyFile` of each webhook's clientCertificate by the files' text. */
+export function withCertificateFiles(seed: unknown, dir: string, read: (path: string) => string = (p) => readFileSync(p, 'utf8')): unknown {
+  const destinations = (seed as { destinations?: unknown } | null)?.destinations;
+  if (!Array.isArray(destinations)) return seed;
+  const inlined = (certificate: unknown, where: string): unknown => {
+    if (!certificate || typeof certificate !== 'object' || Array.isArray(certificate)) return certificate;
+    const { certFile, keyFile, ...rest } = certificate as Record<string, unknown>;
+    const load = (file: unknown, name: string): string => {
+      if (typeof file !== 'string') throw new Error(`seed ${where}.${name}: a file path is required`);
+      try { return read(resolve(dir, file)); } catch (err) { throw new Error(`seed ${where}.${name}: cannot read ${file} (${(err as Error).message})`); }
+    };
+    return {
+      ...rest,
+      ...(certFile === undefined ? {} : { cert: load(certFile, 'certFile') }),
+      ...(keyFile === undefined ? {} : { key: load(keyFile, 'keyFile') }),
+    };
+  };
+  return {
+    ...(seed as Record<string, unknown>),
+    destinations: destinations.map((entry: unknown, i) => {
+      const settings = (entry as { settings?: { webhooks?: unknown } } | null)?.settings;
+      if (!settings || !Array.isArray(settings.webhooks)) return entry;
+      const webhooks = settings.webhooks.map((w: unknown, j) => (w && typeof w === 'object' && 'clientCertificate' in w
+        ? { ...w, clientCertificate: inlined(w.clientCertificate, `destinations[${i}].settings.webhooks[${j}].clientCertificate`) }
+        : w));
+      return { ...(entry as Record<string, unknown>), settings: { ...settings, webhooks } };
+    }),
+  };
 }
 
 function interpolate(value: unknown, env: NodeJS.ProcessEnv, file: string): unknown {
@@ -85,7 +121,7 @@ export async function applySeed(seed: unknown, { view, store, clock, destination
     const { created: _created, ...signing } = signingAfter(current ?? { standardSignatures: false, signingSecrets: [] }, entry.signing, now);
     const next: Destination = {
       id: entry.id, sourceId: entry.sourceId, name: entry.name, type: entry.type, ...enabledAfterSeed(current, entry.enabled),
-      sharedSecret: entry.settings.sharedSecret ?? null, webhooks: entry.settings.webhooks,
+      sharedSecret: entry.settings.sharedSecret ?? null, webhooks: storedWebhooks(entry.settings.webhooks.map((w) => ({ ...w, clientCertificate: w.clientCertificate ?? null }))),
       filter: storedFilter(entry.filter),
       ...signing, notificationTypes: [],
       retry: entry.retry ?? null,

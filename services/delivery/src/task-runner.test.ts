@@ -13,7 +13,7 @@ const task = (over: Partial<DeliveryTask> = {}): DeliveryTask => ({
 });
 
 const destination = (urls: string[], enabled = true): Destination => ({
-  id: 'd', sourceId: 's', name: 'hooks', type: 'webhooks', enabled, sharedSecret: null, webhooks: urls.map((url) => ({ url, headers: {} })), createdAt: 0, updatedAt: 0, filter: null, standardSignatures: false, rateLimit: null, signingSecrets: [], retry: null, disabledReason: null, disabledAt: null, notificationTypes: [],
+  id: 'd', sourceId: 's', name: 'hooks', type: 'webhooks', enabled, sharedSecret: null, webhooks: urls.map((url) => ({ url, headers: {}, clientCertificate: null })), createdAt: 0, updatedAt: 0, filter: null, standardSignatures: false, rateLimit: null, signingSecrets: [], retry: null, disabledReason: null, disabledAt: null, notificationTypes: [],
 });
 
 /** A runner whose only collaborators used by circuitOpen are the configuration and the breaker. */

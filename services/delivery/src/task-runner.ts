@@ -5,7 +5,7 @@ import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { Logger } from '@switchyard/platform/logger';
 import { appliedRetryPolicy, type AppliedRetryPolicy } from '@switchyard/platform/destination-retry';
 import { nextRetryUnder, tierReadFrom, type RetryPolicy } from '@switchyard/platform/retry-schedule';
-import type { DeadLetter, DeferralTrace, DeferredRange, DeliveryAttempt, DeliveryTask } from '@switchyard/platform/schemas/generated';
+import type { ClientCertificate, DeadLetter, DeferralTrace, DeferredRange, DeliveryAttempt, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { breakerKey, isBreakerFailure, type CircuitBreaker } from './circuit-breaker.js';
 import type { PendingRange } from './deferred-ranges.js';
 import { statusClass, type DeliveryMetrics } from './delivery-metrics.js';
@@ -309,7 +309,11 @@ export class TaskRunner {
       return { url, outcome: { verdict: 'retry', reason: 'circuit_open' }, result: undefined, at, latencyMs: 0 };
     }
     const start = performance.now();
-    const result = await client.post({ url, body, headers: prepared.headers.get(url)!, sharedSecret, ...(standard ? { standard } : {}) });
+    const certificate = prepared.certificates.get(url);
+    const result = await client.post({
+      url, body, headers: prepared.headers.get(url)!, sharedSecret, ...(standard ? { standard } : {}),
+      ...(certificate ? { clientCertificate: { destinationId, certificate } } : {}),
+    });
     const latencyMs = performance.now() - start;
     metrics.requestSeconds.observe({ destination: destinationId }, latencyMs / 1000);
     const answered = !isBreakerFailure(result);
@@ -403,6 +407,8 @@ interface PreparedDestination {
   headers: Map<string, Record<string, string>>;
   /** A URL's circuit breaker key (its origin). */
   breakerKeys: Map<string, string>;
+  /** A URL's client certificate (mutual TLS), for the URLs that have one (the last entry's, if listed twice). */
+  certificates: Map<string, ClientCertificate>;
 }
 
 function prepareDestination(destination: Destination): PreparedDestination {
@@ -412,6 +418,7 @@ function prepareDestination(destination: Destination): PreparedDestination {
     index: new Map(destination.webhooks.map((w, i) => [w.url, i])),
     headers: new Map(destination.webhooks.map((w) => [w.url, w.headers])),
     breakerKeys: new Map(urls.map((url) => [url, breakerKey(url)])),
+    certificates: new Map(destination.webhooks.map((w) => [w.url, w.clientCertificate] as const).filter((e): e is [string, ClientCertificate] => e[1] !== null)),
   };
 }
 

@@ -1,5 +1,5 @@
 // switchyard destinations: list, create, get, update and delete webhooks destinations, with
-// their event filter, Standard Webhooks signing and retry policy.
+// their event filter, Standard Webhooks signing, client certificates, retry policy and rate limit.
 import { Option } from 'commander';
 import type { Destination } from '../admin-client.js';
 import { destinationBlock, destinationTable } from '../format.js';
@@ -36,7 +36,7 @@ export const destinations: GroupSpec = {
       ],
       help: filterHelp,
       async run(ctx, _args, opts: WebhookFlags & FilterFlags & RetryFlags & RateLimitFlags & { source: string; name?: string; secret?: string; disabled?: boolean; standardSignatures?: boolean }) {
-        const hooks = webhooks(ctx, opts);
+        const hooks = await webhooks(ctx, opts);
         if (hooks === undefined) return ctx.usage('give at least one --url, or --webhooks-json');
         const filter = await filterOf(ctx, opts);
         const retry = retryOf(ctx, opts);
@@ -69,9 +69,10 @@ export const destinations: GroupSpec = {
       options: () => [
         new Option('--name <name>', 'new name'),
         ...enableOptions('destination'),
-        ...webhookOptions('webhook URL; repeat for several; replaces the whole list'),
+        ...webhookOptions('webhook URL; repeat for several; replaces the whole list (a URL kept keeps its client certificate)'),
         new Option('--secret <secret>', 'set the shared secret'),
         new Option('--no-secret', 'remove the shared secret'),
+        new Option('--no-client-cert', 'remove the client certificate of every --url'),
         ...jsonOptions('filter', 'new event filter'),
         new Option('--no-filter', 'remove the event filter (every call goes through)'),
         new Option('--standard-signatures', 'turn Standard Webhooks signatures on (prints a generated secret once)'),
@@ -83,7 +84,7 @@ export const destinations: GroupSpec = {
       ],
       help: filterHelp,
       async run(ctx, [id = ''], opts: WebhookFlags & FilterFlags & RetryFlags & RateLimitFlags & { name?: string; secret?: string | false; enable?: boolean; disable?: boolean; standardSignatures?: boolean }) {
-        const hooks = webhooks(ctx, opts);
+        const hooks = await webhooks(ctx, opts);
         const filter = await filterOf(ctx, opts);
         const retry = retryOf(ctx, opts);
         const rateLimit = rateLimitOf(ctx, opts);

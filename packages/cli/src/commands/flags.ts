@@ -3,7 +3,7 @@
 // reported through ctx.usage, as a usage error.
 import { Option } from 'commander';
 import { jsonObjectFromFlags, type JsonFlags } from '../json-options.js';
-import { FlagError, webhooksFromFlags, type WebhookFlags } from '../webhook-options.js';
+import { clientCertificateFromFlags, FlagError, webhooksFromFlags, type WebhookFlags } from '../webhook-options.js';
 import type { ActionContext } from './spec.js';
 
 export const enableOptions = (what: string): Option[] => [
@@ -17,13 +17,15 @@ export const collect = (value: string, previous: string[] | undefined): string[]
 export const webhookOptions = (urlHelp: string): Option[] => [
   new Option('--url <url>', urlHelp).argParser(collect),
   new Option('--header <header>', 'header "Name: value" sent to every --url; repeatable').argParser(collect),
+  new Option('--client-cert <file>', 'PEM client certificate (mutual TLS) presented to every --url; with --client-key'),
+  new Option('--client-key <file>', 'PEM private key (unencrypted) of --client-cert'),
   new Option('--webhooks-json <json>', 'the whole webhooks array as JSON, instead of --url/--header'),
 ];
 
-/** Webhooks from the flags, reporting a bad combination as a usage error. */
-export function webhooks(ctx: ActionContext, flags: WebhookFlags): ReturnType<typeof webhooksFromFlags> {
+/** Webhooks from the flags (certificate files read), reporting a bad combination as a usage error. */
+export async function webhooks(ctx: ActionContext, flags: WebhookFlags): Promise<ReturnType<typeof webhooksFromFlags>> {
   try {
-    return webhooksFromFlags(flags);
+    return webhooksFromFlags(flags, await clientCertificateFromFlags(flags));
   } catch (err) {
     if (err instanceof FlagError) return ctx.usage(err.message);
     throw err;

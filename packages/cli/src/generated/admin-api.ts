@@ -836,6 +836,10 @@ export interface paths {
                                 headers?: {
                                     [key: string]: string;
                                 };
+                                clientCertificate?: {
+                                    cert: string;
+                                    key: string;
+                                } | null;
                             }[];
                         };
                         /**
@@ -2687,7 +2691,7 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Update a destination (omitted fields unchanged; sharedSecret null removes it) */
+        /** Update a destination (omitted fields unchanged; sharedSecret null removes it; a webhook without clientCertificate keeps the one stored for its URL, null removes it) */
         patch: {
             parameters: {
                 query?: never;
@@ -2710,6 +2714,10 @@ export interface paths {
                                 headers?: {
                                     [key: string]: string;
                                 };
+                                clientCertificate?: {
+                                    cert: string;
+                                    key: string;
+                                } | null;
                             }[];
                         };
                         /**
@@ -3251,6 +3259,11 @@ export interface components {
                     headers: {
                         [key: string]: string;
                     };
+                    /** @description Mutual TLS: {"set": true} when a client certificate is stored for this URL; the certificate and key are never returned */
+                    clientCertificate: {
+                        /** @constant */
+                        set: true;
+                    } | null;
                 }[];
             };
             /** @description The event filter ({types?, events?, where?}), null when every call goes through */

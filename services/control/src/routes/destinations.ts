@@ -10,7 +10,7 @@ import { newDestinationId } from '../ids.js';
 import { accessOf } from '../scopes.js';
 import { enabledAfterRequest } from '../disabled-state.js';
 import { isNotificationEndpoint } from '../notification-endpoints.js';
-import { destinationView, secretShownOnce, signingAfter, storedFilter, withNewSecret } from '../views.js';
+import { destinationView, secretShownOnce, signingAfter, storedFilter, storedWebhooks, withNewSecret } from '../views.js';
 
 type IdParams = { Params: { id: string } };
 
@@ -29,7 +29,7 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
     const { created, ...signing } = signingAfter({ standardSignatures: false, signingSecrets: [] }, body.signing, now);
     const destination: Destination = {
       id: body.id ?? newDestinationId(), sourceId: body.sourceId, name: body.name, type: body.type, enabled: body.enabled,
-      sharedSecret: body.settings.sharedSecret ?? null, webhooks: body.settings.webhooks, createdAt: now, updatedAt: now,
+      sharedSecret: body.settings.sharedSecret ?? null, webhooks: storedWebhooks(body.settings.webhooks), createdAt: now, updatedAt: now,
       filter: storedFilter(body.filter), ...signing, retry: body.retry ?? null,
       rateLimit: body.rateLimit ?? null, disabledReason: null, disabledAt: null, notificationTypes: [],
     };
@@ -64,7 +64,7 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
       name: body.name ?? current.name,
       ...enabledAfterRequest(current, body.enabled),
       sharedSecret: body.settings?.sharedSecret === undefined ? current.sharedSecret : body.settings.sharedSecret,
-      webhooks: body.settings?.webhooks ?? current.webhooks,
+      webhooks: body.settings?.webhooks ? storedWebhooks(body.settings.webhooks, current.webhooks) : current.webhooks,
       filter: body.filter === undefined ? current.filter : storedFilter(body.filter),
       ...signing,
       retry: body.retry === undefined ? current.retry : body.retry,
