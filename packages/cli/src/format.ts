@@ -1,6 +1,6 @@
 // Human-readable output: aligned tables for lists, "key: value" blocks for one object.
 // Every function returns the whole text, newline-terminated, so callers write it in one go.
-import type { Audience, ComputedTrait, DeadLetterDetail, DeadLetterList, DeletionRequest, Destination, ReplayStatus, Source, Token, TokenCreated } from './admin-client.js';
+import type { Audience, ComputedTrait, DeadLetterDetail, DeadLetterList, DeletionRequest, Destination, NotificationEndpoint, NotificationEndpointCreated, ReplayStatus, Source, Token, TokenCreated } from './admin-client.js';
 
 /** Columns padded to their widest cell and separated by two spaces; the last is not padded. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -90,6 +90,27 @@ function webhookLine(w: { url: string; headers?: Record<string, string>; clientC
   const names = Object.keys(w.headers ?? {});
   const notes = [...(names.length === 0 ? [] : [`headers: ${names.join(', ')}`]), ...(w.clientCertificate ? ['client certificate: set'] : [])];
   return notes.length === 0 ? w.url : `${w.url}  (${notes.join('; ')})`;
+}
+
+export function notificationEndpointTable(endpoints: readonly NotificationEndpoint[]): string {
+  return table(['ID', 'URL', 'EVENT-TYPES'], endpoints.map((e) => [e.id, e.url, e.eventTypes.join(',')]));
+}
+
+export function notificationEndpointBlock(e: NotificationEndpoint): string {
+  return block([
+    ['id', e.id],
+    ['url', e.url],
+    ['event types', e.eventTypes],
+    ['enabled', yesNo(e.enabled)],
+    ['created', e.createdAt],
+    ['updated', e.updatedAt],
+  ]);
+}
+
+/** An endpoint just made: its fields, then its signing secret, which the API shows this once. */
+export function notificationEndpointCreatedBlock(e: NotificationEndpointCreated): string {
+  const s = e.signingSecret;
+  return `${notificationEndpointBlock(e)}\nnew Standard Webhooks secret ${s.id} (shown only now, keep it safe):\n${s.secret}\n`;
 }
 
 export function deadLetterTable(list: DeadLetterList): string {
