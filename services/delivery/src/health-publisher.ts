@@ -12,7 +12,11 @@ export interface HealthPublisherDeps {
   clock: () => number;
   logger: Logger;
   minIntervalMs?: number;
+  /** Runs `fn` after `ms` without keeping the process alive; tests pass one they fire with their clock. */
+  setTimer?: (fn: () => void, ms: number) => void;
 }
+
+const unrefTimer = (fn: () => void, ms: number): void => { setTimeout(fn, ms).unref(); };
 
 /**
  * Reports each destination's failing clock (failing-clock.ts) on the destination-state topic, where
@@ -53,7 +57,7 @@ export class HealthPublisher {
     const wait = (this.lastWrite.get(destinationId) ?? -Infinity) + (this.deps.minIntervalMs ?? HEALTH_MIN_WRITE_INTERVAL_MS) - now;
     if (wait > 0) {
       this.busy.add(destinationId);
-      setTimeout(() => { this.busy.delete(destinationId); this.flush(destinationId); }, wait).unref();
+      (this.deps.setTimer ?? unrefTimer)(() => { this.busy.delete(destinationId); this.flush(destinationId); }, wait);
       return;
     }
     this.pending.delete(destinationId);
