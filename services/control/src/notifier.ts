@@ -7,7 +7,7 @@ import { disabledForFailing } from './disabled-state.js';
 import { isNotificationEndpoint, NOTIFICATION_TYPES, notificationTasks, type Notification } from './notification-endpoints.js';
 import { DeadLetterWindows, FailingNotices, shouldDisable } from './notification-rules.js';
 
-export function notifierMetrics(registry: Registry, view: ConfigView) {
+export function notifierMetrics(registry: Registry, view: Pick<ConfigView, 'state'>) {
   const registers = [registry];
   const metrics = {
     disabled: new Counter({ name: 'control_destinations_auto_disabled_total', help: 'Destinations this instance disabled because every attempt failed for SWITCHYARD_DISABLE_AFTER', registers }),
@@ -27,7 +27,8 @@ export function notifierMetrics(registry: Registry, view: ConfigView) {
 }
 
 export interface NotifierDeps {
-  view: ConfigView;
+  /** Only its state is read, so tests give a ConfigState of their own. */
+  view: Pick<ConfigView, 'state'>;
   store: Pick<ConfigStore, 'write'>;
   writeTasks: (tasks: DeliveryTask[]) => Promise<void>;
   clock: () => number;
