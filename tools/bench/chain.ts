@@ -1,6 +1,7 @@
 // The pipelines the chain scenarios share, and the two loads they measure with. P1 runs ingest →
-// fan-out → delivery, with eight destinations of six sources for end to end, latency, the retry
-// storm and isolation (beside a timing-out and beside a rate-limited destination); P2 runs delivery alone on one partition for the slow receiver.
+// fan-out → delivery, with nine destinations of six sources for end to end, latency, the retry
+// storm and isolation (beside a timing-out and beside a rate-limited destination); P2 runs
+// delivery alone on one partition for the slow receiver.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Destination, Source } from '@switchyard/platform/config-view/config-state';
 import { log, type BenchContext } from './context.js';
