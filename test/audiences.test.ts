@@ -40,7 +40,7 @@ describe('audiences: identify calls on membership change', () => {
     receiver = await startReceiver();
     env = pipelineEnv(prefix, { SWITCHYARD_ADMIN_TOKEN: token, SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', AUDIENCES_SYNC_INTERVAL: '500ms' });
     await setupTopics(env);
-    await writeConfig(prefix, { sources: [source], destinations: [makeDestination(source.id, { webhooks: [{ url: receiver.url, headers: {} }] })] });
+    await writeConfig(prefix, { sources: [source], destinations: [makeDestination(source.id, { webhooks: [{ url: receiver.url, headers: {}, clientCertificate: null }] })] });
     [control, audiences] = await Promise.all([startService('control', env), startService('audiences', env)]);
     services.push(...await Promise.all([startService('fanout', env), startService('delivery', env)]));
     writer = await new PipelineWriter().start();

@@ -171,7 +171,7 @@ describe('analytics.js (analytics-next) in headless Chromium against the real pi
 
   before(async () => {
     receiver = await startReceiver();
-    const destination = makeDestination(source.id, { webhooks: [{ url: receiver.url, headers: {} }] });
+    const destination = makeDestination(source.id, { webhooks: [{ url: receiver.url, headers: {}, clientCertificate: null }] });
     const env = pipelineEnv(prefix, { SWITCHYARD_ADMIN_TOKEN: token, SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', LOG_LEVEL: 'warn' });
     await setupTopics(env);
     await writeConfig(prefix, { sources: [source], destinations: [destination] });

@@ -75,8 +75,8 @@ describe('switchyard CLI against the real control service', () => {
     const dest = await cliJson('destinations', 'create', '--source', source.id, '--name', 'Hooks', '--url', 'https://a.example.com/in', '--url', 'https://b.example.com/in', '--header', 'X-Team: data', '--secret', secret);
     assert.equal(dest.settings.sharedSecret, '********');
     assert.deepEqual(dest.settings.webhooks, [
-      { url: 'https://a.example.com/in', headers: { 'X-Team': 'data' } },
-      { url: 'https://b.example.com/in', headers: { 'X-Team': 'data' } },
+      { url: 'https://a.example.com/in', headers: { 'X-Team': 'data' }, clientCertificate: null },
+      { url: 'https://b.example.com/in', headers: { 'X-Team': 'data' }, clientCertificate: null },
     ]);
 
     const listed = await cli('destinations', 'list', '--source', source.id);

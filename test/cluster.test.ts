@@ -59,7 +59,7 @@ describe('a three-broker cluster', { skip }, () => {
   it('one event goes ingest → two fan-out instances → two delivery instances → the receiver', async () => {
     receiver = await startReceiver();
     const source = makeSource();
-    const destination = makeDestination(source.id, { webhooks: [{ url: receiver.url, headers: {} }] });
+    const destination = makeDestination(source.id, { webhooks: [{ url: receiver.url, headers: {}, clientCertificate: null }] });
     await writeConfig(prefix, { sources: [source], destinations: [destination] });
     const env = pipelineEnv(prefix, { SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8' });
     const [ingest, fanouts, deliveries] = await Promise.all([startService('ingest', env), startInstances('fanout', env, 2), startInstances('delivery', env, 2)]);

@@ -81,7 +81,7 @@ describe('control service: admin API and live configuration', () => {
     assert.equal(view.state.destination('seeded-hooks')?.sharedSecret, secret);
     const { body } = await api('GET', '/v1/destinations/seeded-hooks');
     assert.equal(body.settings.sharedSecret, '********');
-    assert.deepEqual(body.settings.webhooks, [{ url: 'https://hooks.example.com/in', headers: { 'X-Team': 'growth' } }]);
+    assert.deepEqual(body.settings.webhooks, [{ url: 'https://hooks.example.com/in', headers: { 'X-Team': 'growth' }, clientCertificate: null }]);
     // signing from the seed: a secret is made (its value shown nowhere; a rotation gives one to copy).
     assert.equal(body.signing.standard, true);
     assert.equal(body.signing.secrets.length, 1);
@@ -142,7 +142,7 @@ describe('control service: admin API and live configuration', () => {
     const id: string = create.body.id;
     assert.match(id, /^dst_/);
     assert.equal(create.body.settings.sharedSecret, '********');
-    assert.deepEqual(create.body.settings.webhooks[1], { url: 'http://b.example.com:8080/in', headers: {} });
+    assert.deepEqual(create.body.settings.webhooks[1], { url: 'http://b.example.com:8080/in', headers: {}, clientCertificate: null });
     await seenWithin2s(view, (s) => s.enabledWebhooksOf(src.id).some((d) => d.id === id && d.sharedSecret === secret));
 
     assert.deepEqual((await api('GET', `/v1/destinations?sourceId=${src.id}`)).body.destinations.map((d: { id: string }) => d.id), [id]);

@@ -26,7 +26,7 @@ describe('dead letters: list, inspect, replay', () => {
 
   before(async () => {
     receiver = await startReceiver(() => (refusing ? { status: 410, body: 'gone for now' } : {}));
-    destination = makeDestination(source.id, { webhooks: [{ url: receiver.url, headers: {} }] });
+    destination = makeDestination(source.id, { webhooks: [{ url: receiver.url, headers: {}, clientCertificate: null }] });
     const env = pipelineEnv(prefix, { SWITCHYARD_ADMIN_TOKEN: token, SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8' });
     await setupTopics(env);
     await writeConfig(prefix, { sources: [source], destinations: [destination] });

@@ -75,7 +75,7 @@ describe('debugger page in headless Chromium', { skip: existsSync(CHROMIUM) ? fa
       return {};
     });
     // Its filter lets through every call the suite sends but those marked internal.
-    destination = makeDestination(source.id, { id: 'orders-hook', name: 'Orders webhook', webhooks: [{ url: receiver.url, headers: {} }], filter: JSON.stringify(INTERNAL_OUT),
+    destination = makeDestination(source.id, { id: 'orders-hook', name: 'Orders webhook', webhooks: [{ url: receiver.url, headers: {}, clientCertificate: null }], filter: JSON.stringify(INTERNAL_OUT),
       standardSignatures: true, signingSecrets: [SIGNING_SECRET] });
     const env = pipelineEnv(prefix, { SWITCHYARD_ADMIN_TOKEN: token, SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', SWITCHYARD_RETRY_TIERS: '300ms,600ms', SWITCHYARD_RETRY_DEADLINE: '30s' });
     await setupTopics(env);

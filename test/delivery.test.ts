@@ -17,7 +17,7 @@ import { TopicReader } from './support/topic-reader.js';
 import { metricTotal, scrape } from './support/metrics.js';
 import type { AvroRecordTypes } from '@switchyard/platform/codec/avro-codec';
 
-const hooks = (...urls: string[]) => urls.map((url) => ({ url, headers: {} }));
+const hooks = (...urls: string[]) => urls.map((url) => ({ url, headers: {}, clientCertificate: null }));
 
 describe('delivery: signed requests, outcomes, retry tiers and dead letters', () => {
   const prefix = uniquePrefix('delivery');

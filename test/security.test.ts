@@ -102,7 +102,7 @@ describe('security: SSRF, admin authentication, secrets in logs', () => {
         }
       }
       // The destination kept its public URL.
-      assert.deepEqual((await api(strict, 'GET', `/v1/destinations/${ok.body.id}`)).body.settings.webhooks, [{ url: 'https://93.184.216.34/hook', headers: {} }]);
+      assert.deepEqual((await api(strict, 'GET', `/v1/destinations/${ok.body.id}`)).body.settings.webhooks, [{ url: 'https://93.184.216.34/hook', headers: {}, clientCertificate: null }]);
       console.log(`# SSRF: ${refusals.length} refusals (${blocked.length} URLs × create and update), e.g. "${refusals[1]}"`);
     });
 

@@ -13,6 +13,9 @@ import { newSecret, registerSecret } from './support/secrets.js';
 import { pipelineEnv, setupTopics, startService, type RunningService } from './support/services.js';
 import { uniquePrefix } from './support/stack.js';
 
+/** Reads only admin tokens may make: tokens, and notification endpoints (they cover every source; docs/decisions/0016, 0019). */
+const ADMIN_READS = ['/v1/tokens', '/v1/notification-endpoints'];
+
 type Rec = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- API bodies
 type Fixture = { source: Rec; destination: Rec; audience: Rec; trait: Rec; replay: Rec; messageId: string; deadLetterId: string };
 
@@ -138,7 +141,11 @@ describe('scoped admin tokens', () => {
         assert.equal(replay.status, 202, replay.text);
         fx[key].replay = replay.body;
       }
+      const endpoint = await api(a, 'POST', '/v1/notification-endpoints', { url: 'https://hooks.example.com/notify', eventTypes: ['destination.disabled'] });
+      assert.equal(endpoint.status, 201, endpoint.text);
+      notificationEndpointId = endpoint.body.id;
     });
+    let notificationEndpointId = '';
     const liveCalls: Record<'read' | 'metadata', Rec> = {} as never;
 
     /** The route with its path parameters filled for source `key` (reads), or with ids that exist nowhere (writes: nothing changes). */
@@ -146,7 +153,8 @@ describe('scoped admin tokens', () => {
       const f = fx[key];
       if (method !== 'get') return path.replace(/\{[^}]+\}/g, 'nope');
       const id = path.startsWith('/v1/sources') ? f.source.id : path.startsWith('/v1/destinations') ? f.destination.id : path.startsWith('/v1/dead-letters') ? f.deadLetterId
-        : path.startsWith('/v1/audiences') ? f.audience.id : path.startsWith('/v1/computed-traits') ? f.trait.id : 'nope';
+        : path.startsWith('/v1/audiences') ? f.audience.id : path.startsWith('/v1/computed-traits') ? f.trait.id
+        : path.startsWith('/v1/notification-endpoints') ? notificationEndpointId : 'nope';
       return path.replace('{id}', encodeURIComponent(id)).replace('{rid}', f.replay.id).replace('{messageId}', f.messageId);
     };
     /** One request; an event stream answers with its status and is closed at once. */
@@ -160,13 +168,13 @@ describe('scoped admin tokens', () => {
       return { status: res.status, text, json: text ? JSON.parse(text) as Rec : undefined };
     };
 
-    it('every route of /openapi.json, with every scope: reads for all (tokens for admin only), every write for admin only (403 MISSING_SCOPE naming admin)', async () => {
+    it('every route of /openapi.json, with every scope: reads for all (tokens and notification endpoints for admin only), every write for admin only (403 MISSING_SCOPE naming admin)', async () => {
       const doc = (await (await fetch(`${a.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, Rec>> };
       const routes = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).filter((m) => ['get', 'post', 'put', 'patch', 'delete'].includes(m)).map((m) => [m, path] as const));
       assert.ok(routes.length >= 30, `${routes.length} routes`);
       let checked = 0;
       for (const [method, path] of routes) {
-        const needed = method === 'get' && path !== '/v1/tokens' ? 'metadata' : 'admin';
+        const needed = method === 'get' && !ADMIN_READS.some((r) => path.startsWith(r)) ? 'metadata' : 'admin';
         assert.deepEqual(doc.paths[path]![method]!.security, [{ bearer: [needed] }], `${method} ${path}: the document names the scope the API enforces`);
         for (const [label, secret] of [['admin', tokens.admin.token], ['env admin', adminToken], ['read', tokens.read.token], ['metadata', tokens.metadata.token]] as const) {
           const res = await probe(method, fill(path, method, 'A'), secret);
@@ -219,7 +227,7 @@ describe('scoped admin tokens', () => {
 
     it('a token limited to a source sees only its resources: lists filtered, every read route of another source 403 SOURCE_NOT_ALLOWED', async () => {
       const doc = (await (await fetch(`${a.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, Rec>> };
-      const reads = Object.entries(doc.paths).filter(([path, ops]) => ops.get && path !== '/v1/tokens').map(([path]) => path);
+      const reads = Object.entries(doc.paths).filter(([path, ops]) => ops.get && !ADMIN_READS.some((r) => path.startsWith(r))).map(([path]) => path);
       for (const label of ['readA', 'metadataA'] as const) {
         for (const path of reads.filter((p) => p.includes('{'))) {
           const own = await probe('get', fill(path, 'get', 'A'), tokens[label].token);

@@ -56,10 +56,10 @@ describe('trace and usage: GET /v1/messages/{id} and GET /v1/sources/{id}/usage'
       startReceiver(),
     ]);
     receivers.push(okReceiver!, flakyReceiver!, goneReceiver!, quietReceiver!);
-    ok = makeDestination(main.id, { webhooks: [{ url: okReceiver!.url, headers: {} }] });
-    flaky = makeDestination(main.id, { webhooks: [{ url: flakyReceiver!.url, headers: {} }] });
-    gone = makeDestination(main.id, { webhooks: [{ url: goneReceiver!.url, headers: {} }] });
-    filteredDestination = makeDestination(quiet.id, { webhooks: [{ url: quietReceiver!.url, headers: {} }] });
+    ok = makeDestination(main.id, { webhooks: [{ url: okReceiver!.url, headers: {}, clientCertificate: null }] });
+    flaky = makeDestination(main.id, { webhooks: [{ url: flakyReceiver!.url, headers: {}, clientCertificate: null }] });
+    gone = makeDestination(main.id, { webhooks: [{ url: goneReceiver!.url, headers: {}, clientCertificate: null }] });
+    filteredDestination = makeDestination(quiet.id, { webhooks: [{ url: quietReceiver!.url, headers: {}, clientCertificate: null }] });
 
     const env = pipelineEnv(prefix, {
       SWITCHYARD_ADMIN_TOKEN: token, SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8',
@@ -97,7 +97,7 @@ describe('trace and usage: GET /v1/messages/{id} and GET /v1/sources/{id}/usage'
     const once = byId.get(ok.id)!;
     assert.deepEqual([once.state, once.tier, once.nextAttemptAt, once.deadLetterReason], ['delivered', 0, null, null]);
     assert.equal(once.attempts.length, 1);
-    assert.deepEqual({ ...once.attempts[0], at: undefined, latencyMs: undefined }, { attempt: 1, urlIndex: 0, at: undefined, tier: 0, outcome: 'delivered', status: 200, error: null, latencyMs: undefined });
+    assert.deepEqual({ ...once.attempts[0], at: undefined, latencyMs: undefined }, { attempt: 1, urlIndex: 0, at: undefined, tier: 0, outcome: 'delivered', status: 200, error: null, latencyMs: undefined, retryPolicy: 'default', retryStep: null });
     assert.ok(once.attempts[0].latencyMs >= 0 && once.attempts[0].latencyMs < 5000);
 
     const retried = byId.get(flaky.id)!;
@@ -115,7 +115,7 @@ describe('trace and usage: GET /v1/messages/{id} and GET /v1/sources/{id}/usage'
   it('a message kept from its destination by integrations shows that destination as filtered', async () => {
     const { body } = await eventually(() => api(`/v1/messages/${filtered}`), (r) => r.status === 200);
     assert.equal(body.sourceId, quiet.id);
-    assert.deepEqual(body.destinations, [{ destinationId: filteredDestination.id, state: 'filtered', tier: null, nextAttemptAt: null, deadLetterReason: null, filterReason: 'integrations', attempts: [] }]);
+    assert.deepEqual(body.destinations, [{ destinationId: filteredDestination.id, state: 'filtered', tier: null, nextAttemptAt: null, deadLetterReason: null, filterReason: 'integrations', retryPolicy: null, attempts: [] }]);
   });
 
   it('an unknown message is 404 with the window named; no token is 401', async () => {

@@ -19,7 +19,7 @@ export function makeDestination(sourceId: string, overrides: Partial<Destination
   const now = Date.now();
   const destination: Destination = {
     id: `dst_${randomBytes(6).toString('hex')}`, sourceId, name: 'Webhooks', type: 'webhooks', enabled: true, sharedSecret: null,
-    webhooks: [{ url: 'https://hooks.example.com/in', headers: {} }], createdAt: now, updatedAt: now, filter: null, standardSignatures: false, signingSecrets: [], ...overrides,
+    webhooks: [{ url: 'https://hooks.example.com/in', headers: {}, clientCertificate: null }], createdAt: now, updatedAt: now, filter: null, standardSignatures: false, rateLimit: null, signingSecrets: [], retry: null, disabledReason: null, disabledAt: null, notificationTypes: [], ...overrides,
   };
   registerSecretsIn(destination, 'makeDestination');
   return destination;

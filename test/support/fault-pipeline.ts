@@ -163,7 +163,7 @@ export class FaultPipeline {
     // the receiver can tell a call it answered after the sender had given up (FaultReceiver.accepted).
     const now = Date.now();
     const signingSecrets = [{ id: `whk_${label}`, secret: `whsec_${randomBytes(32).toString('base64')}`, createdAt: now, expiresAt: null }];
-    const destination = makeDestination(source.id, { webhooks: [{ url: receiver.url, headers: {} }], standardSignatures: true, signingSecrets });
+    const destination = makeDestination(source.id, { webhooks: [{ url: receiver.url, headers: {}, clientCertificate: null }], standardSignatures: true, signingSecrets });
     await writeConfig(this.prefix, { sources: [source], destinations: [destination] });
     let made: Audience | undefined;
     if (audience) {

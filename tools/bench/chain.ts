@@ -1,6 +1,7 @@
 // The pipelines the chain scenarios share, and the two loads they measure with. P1 runs ingest →
-// fan-out → delivery, with six destinations of five sources for end to end, latency, the retry
-// storm and isolation; P2 runs delivery alone on one partition for the slow receiver.
+// fan-out → delivery, with nine destinations of six sources for end to end, latency, the retry
+// storm and isolation (beside a timing-out and beside a rate-limited destination); P2 runs
+// delivery alone on one partition for the slow receiver.
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Destination, Source } from '@switchyard/platform/config-view/config-state';
 import { log, type BenchContext } from './context.js';
@@ -10,6 +11,9 @@ import { cpuMs, makeDestination, makeSource, Pipeline, rssMb, type Service } fro
 import { countArrived, type BenchReceiver } from './receiver.js';
 import { round } from './report.js';
 import { scrapeStats, statsNote } from './service-stats.js';
+
+/** The rate limit of the rate-limited destination (requests/s, summed over delivery instances). */
+export const LIMITED_PER_S = 50;
 
 /** Warm-up loads stop once one is no more than this much faster than the one before... */
 const WARM_STEADY = 0.05;
@@ -35,14 +39,20 @@ export class Chain {
   readonly warmRates: number[] = [];
   rMain!: BenchReceiver; rAlone!: BenchReceiver; rBeside!: BenchReceiver; rHang!: BenchReceiver;
   rDuo!: BenchReceiver; rDuoOther!: BenchReceiver; rStorm!: BenchReceiver; rSlow!: BenchReceiver;
+  /** The healthy destination beside the rate-limited one, and the rate-limited one (both answer at once). */
+  rNeighbour!: BenchReceiver; rLimited!: BenchReceiver;
   readonly sIngest = makeSource();
   readonly sMain = makeSource();
   readonly sAlone = makeSource();
   readonly sPair = makeSource();
   readonly sDuo = makeSource();
   readonly sStorm = makeSource();
+  /** A healthy destination and one limited to LIMITED_PER_S. */
+  readonly sLimited = makeSource();
   readonly slowSource = makeSource();
   dSlow!: Destination;
+  /** P1's fan-out and delivery started with production-like retry settings (useProductionRetries); another restart replaces them. */
+  private productionRetries: Service[] = [];
 
   constructor(private readonly ctx: BenchContext) {
     const { ref, base, serviceEnv, s } = ctx;
@@ -63,6 +73,8 @@ export class Chain {
     this.rDuoOther = await ctx.receiver();
     this.rStorm = await ctx.receiver({ status: 503 });
     this.rSlow = await ctx.receiver({ delayMs: 200 });
+    this.rNeighbour = await ctx.receiver();
+    this.rLimited = await ctx.receiver();
     const dMain = makeDestination(this.sMain.id, [this.rMain.url]);
     const dAlone = makeDestination(this.sAlone.id, [this.rAlone.url]);
     const dBeside = makeDestination(this.sPair.id, [this.rBeside.url]);
@@ -70,7 +82,9 @@ export class Chain {
     const dDuo = makeDestination(this.sDuo.id, [this.rDuo.url]);
     const dDuoOther = makeDestination(this.sDuo.id, [this.rDuoOther.url]);
     const dStorm = makeDestination(this.sStorm.id, [this.rStorm.url]);
-    await p1.writeConfig([this.sIngest, this.sMain, this.sAlone, this.sPair, this.sDuo, this.sStorm], [dMain, dAlone, dBeside, dHang, dDuo, dDuoOther, dStorm]);
+    const dNeighbour = makeDestination(this.sLimited.id, [this.rNeighbour.url]);
+    const dLimited = { ...makeDestination(this.sLimited.id, [this.rLimited.url]), rateLimit: { perSecond: LIMITED_PER_S } };
+    await p1.writeConfig([this.sIngest, this.sMain, this.sAlone, this.sPair, this.sDuo, this.sStorm, this.sLimited], [dMain, dAlone, dBeside, dHang, dDuo, dDuoOther, dStorm, dNeighbour, dLimited]);
     this.dSlow = makeDestination(this.slowSource.id, [this.rSlow.url]);
     await p2.writeConfig([this.slowSource], [this.dSlow]);
   }
@@ -91,6 +105,20 @@ export class Chain {
     log('starting fanout and delivery');
     await Promise.all([this.p1.start('fanout'), this.p1.start('delivery')]);
     await this.warmUp();
+  }
+
+  /**
+   * Restarts P1's fan-out and delivery with production-like retry settings (first tier 10 s, breaker
+   * open 30 s), unless they already run with them; true when it restarted them (they then need a warm-up).
+   * With the storm's 1 s / 2 s tiers every hung or held task would cycle through Kafka every one or two
+   * seconds, a load no deployment configures. Two tiers, because setup made two tier topics for this
+   * pipeline. Fan-out gets the same tiers: it writes the ranges it holds due as delivery's first deferral.
+   */
+  async useProductionRetries(): Promise<boolean> {
+    const running = [...this.p1.instances('fanout'), ...this.p1.instances('delivery')];
+    if (this.productionRetries.length && running.length === this.productionRetries.length && running.every((x) => this.productionRetries.includes(x))) return false;
+    this.productionRetries = await Promise.all([this.p1.restart('fanout', { SWITCHYARD_RETRY_TIERS: '10s,1m' }), this.p1.restart('delivery', { SWITCHYARD_RETRY_TIERS: '10s,1m', DELIVERY_BREAKER_OPEN: '30s' })]);
+    return true;
   }
 
   /**
@@ -134,7 +162,8 @@ export class Chain {
       ...(brokerPids.length ? [['brokerCpuUs', ((brokerPids.reduce((a, pid) => a + cpuMs(pid), 0) - brokerCpu0) * 1000) / ids.length] as const] : []),
     ]);
     const last = Math.max(...ids.map((id) => r.arrivals.get(id) ?? 0));
-    const result = { rate: countArrived(ids, r.arrivals) / ((last - res.startedAt) / 1000), ok, events: ids.length, duplicates: r.duplicates(), ingestAcceptedPerS: ids.length / ((res.endedAt - res.startedAt) / 1000), benchCpu: (cpu.user + cpu.system) / 1000 / (last - res.startedAt), cpuPerEvent };
+    // startedAt / lastAt: the load's window on this process's clock (first request, last arrival at `r`).
+    const result = { rate: countArrived(ids, r.arrivals) / ((last - res.startedAt) / 1000), startedAt: res.startedAt, lastAt: last, ok, events: ids.length, duplicates: r.duplicates(), ingestAcceptedPerS: ids.length / ((res.endedAt - res.startedAt) / 1000), benchCpu: (cpu.user + cpu.system) / 1000 / (last - res.startedAt), cpuPerEvent };
     for (const x of [r, ...alsoAt]) x.reset();
     return result;
   }

@@ -47,7 +47,7 @@ export function makeDestination(sourceId: string, urls: string[]): Destination {
   const now = Date.now();
   return {
     id: `dst_${randomBytes(6).toString('hex')}`, sourceId, name: 'Bench webhooks', type: 'webhooks', enabled: true, sharedSecret: 'bench-secret',
-    webhooks: urls.map((url) => ({ url, headers: {} })), createdAt: now, updatedAt: now, filter: null, standardSignatures: false, signingSecrets: [],
+    webhooks: urls.map((url) => ({ url, headers: {}, clientCertificate: null })), createdAt: now, updatedAt: now, filter: null, standardSignatures: false, rateLimit: null, signingSecrets: [], retry: null, disabledReason: null, disabledAt: null, notificationTypes: [],
   };
 }
 

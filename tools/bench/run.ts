@@ -17,6 +17,7 @@ import { horizontal } from './scenarios/horizontal.js';
 import { ingestScenario } from './scenarios/ingest.js';
 import { isolation } from './scenarios/isolation.js';
 import { latencyRounds } from './scenarios/latency.js';
+import { isolationRateLimited } from './scenarios/rate-limited.js';
 import { retryStorm } from './scenarios/retry-storm.js';
 import { slowReceiver } from './scenarios/slow-receiver.js';
 
@@ -27,7 +28,7 @@ export async function runScenarios(run: Omit<BenchContext, 'receiver'>, only: Se
   const ctx: BenchContext = { ...run, receiver: async (mode?: ReceiverMode) => { const r = await startBenchReceiver(mode); receivers.push(r); return r; } };
   // The latency load runs at half the saturation rate, so it needs the saturation run.
   if (only.has('latency')) only.add('e2e');
-  const needsChain = ['e2e', 'attempts', 'latency', 'storm', 'isolation'].some((x) => only.has(x as Scenario));
+  const needsChain = ['e2e', 'attempts', 'latency', 'storm', 'isolation', 'ratelimit'].some((x) => only.has(x as Scenario));
   const chain = new Chain(ctx);
   ctx.cleanups.push(() => chain.p1.stopAll(), () => chain.p2.stopAll());
   ctx.cleanups.push(() => Promise.all(receivers.map((r) => r.close())));
@@ -66,6 +67,8 @@ export async function runScenarios(run: Omit<BenchContext, 'receiver'>, only: Se
   if (only.has('storm')) rows.push(await retryStorm(ctx, chain));
   if (only.has('slow')) rows.push(await slowReceiver(ctx, chain));
   if (only.has('isolation')) rows.push(...await isolation(ctx, chain));
+  // Last on P1: the limited destination's held tasks come round in the first tier for minutes after.
+  if (only.has('ratelimit')) rows.push(await isolationRateLimited(ctx, chain));
   await chain.p1.stopAll();
 
   if (only.has('cpu')) rows.push(await deliveryCpu(ctx, rawPost));

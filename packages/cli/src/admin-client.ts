@@ -60,6 +60,15 @@ export type DeadLetterList = ResponseJson<'/v1/dead-letters', 'get', 200>;
 export type DeadLetterFilter = Query<'/v1/dead-letters', 'get'>;
 export type ReplayResult = ResponseJson<'/v1/dead-letters/replay', 'post', 202>;
 
+/** An endpoint that receives Switchyard's own notifications (a destination failing or disabled, dead letters, replays). */
+export type NotificationEndpoint = Schemas['NotificationEndpoint'];
+export type NotificationEndpointList = ResponseJson<'/v1/notification-endpoints', 'get', 200>;
+export type CreateNotificationEndpointInput = RequestJson<'/v1/notification-endpoints', 'post'>;
+/** A notification event type: `destination.failing`, `destination.disabled`, … */
+export type NotificationEventType = CreateNotificationEndpointInput['eventTypes'][number];
+/** An endpoint just made, with its `whsec_` secret: shown once, by the request that made it. */
+export type NotificationEndpointCreated = ResponseJson<'/v1/notification-endpoints', 'post', 201>;
+
 export type DeletionRequestInput = RequestJson<'/v1/deletions', 'post'>;
 export type DeletionRequest = ResponseJson<'/v1/deletions', 'post', 202>;
 
@@ -205,6 +214,23 @@ export class AdminClient {
 
   async deleteDestination(id: string): Promise<void> {
     await this.#request('DELETE', `/v1/destinations/${seg(id)}`);
+  }
+
+  /** The answer is the only time the endpoint's signing secret is shown. */
+  createNotificationEndpoint(input: CreateNotificationEndpointInput): Promise<NotificationEndpointCreated> {
+    return this.#request('POST', '/v1/notification-endpoints', input);
+  }
+
+  listNotificationEndpoints(): Promise<NotificationEndpointList> {
+    return this.#request('GET', '/v1/notification-endpoints');
+  }
+
+  getNotificationEndpoint(id: string): Promise<NotificationEndpoint> {
+    return this.#request('GET', `/v1/notification-endpoints/${seg(id)}`);
+  }
+
+  async deleteNotificationEndpoint(id: string): Promise<void> {
+    await this.#request('DELETE', `/v1/notification-endpoints/${seg(id)}`);
   }
 
   listDeadLetters(filter: DeadLetterFilter = {}): Promise<DeadLetterList> {

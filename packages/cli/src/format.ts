@@ -1,6 +1,6 @@
 // Human-readable output: aligned tables for lists, "key: value" blocks for one object.
 // Every function returns the whole text, newline-terminated, so callers write it in one go.
-import type { Audience, ComputedTrait, DeadLetterDetail, DeadLetterList, DeletionRequest, Destination, ReplayStatus, Source, Token, TokenCreated } from './admin-client.js';
+import type { Audience, ComputedTrait, DeadLetterDetail, DeadLetterList, DeletionRequest, Destination, NotificationEndpoint, NotificationEndpointCreated, ReplayStatus, Source, Token, TokenCreated } from './admin-client.js';
 
 /** Columns padded to their widest cell and separated by two spaces; the last is not padded. */
 export function table(headers: readonly string[], rows: readonly (readonly string[])[]): string {
@@ -66,11 +66,14 @@ export function destinationBlock(d: Destination): string {
     ['name', orDash(d.name)],
     ['type', d.type],
     ['enabled', yesNo(d.enabled)],
+    ...(d.disabledReason ? [['disabled', `${d.disabledReason} at ${d.disabledAt ?? '-'}`] as [string, string]] : []),
     // Shown as the API gives it: masked when set, so the secret never reaches a terminal.
     ['shared secret', d.settings.sharedSecret ?? '(none)'],
     ['webhooks', d.settings.webhooks.map(webhookLine)],
     ['filter', d.filter ? JSON.stringify(d.filter) : '(none: every call)'],
     ['std webhooks', d.signing?.standard ? d.signing.secrets.map(secretLine) : 'off'],
+    ['retry', d.retry ? `${d.retry.tiers.join(', ')} until ${d.retry.deadline}` : '(the deployment\'s policy)'],
+    ['rate limit', d.rateLimit ? `${d.rateLimit.perSecond}/s` : '(none)'],
     ['created', d.createdAt],
     ['updated', d.updatedAt],
   ]);
@@ -81,10 +84,33 @@ function secretLine(s: { id: string; createdAt: string; expiresAt: string | null
   return `${s.id}  created ${s.createdAt}${s.expiresAt === null ? '  (current)' : `  signs until ${s.expiresAt}`}`;
 }
 
-// Header names only: their values are often credentials.
-function webhookLine(w: { url: string; headers?: Record<string, string> }): string {
+// Header names only: their values are often credentials. A client certificate only as "set" (the
+// API never returns it).
+function webhookLine(w: { url: string; headers?: Record<string, string>; clientCertificate?: { set: true } | null }): string {
   const names = Object.keys(w.headers ?? {});
-  return names.length === 0 ? w.url : `${w.url}  (headers: ${names.join(', ')})`;
+  const notes = [...(names.length === 0 ? [] : [`headers: ${names.join(', ')}`]), ...(w.clientCertificate ? ['client certificate: set'] : [])];
+  return notes.length === 0 ? w.url : `${w.url}  (${notes.join('; ')})`;
+}
+
+export function notificationEndpointTable(endpoints: readonly NotificationEndpoint[]): string {
+  return table(['ID', 'URL', 'EVENT-TYPES'], endpoints.map((e) => [e.id, e.url, e.eventTypes.join(',')]));
+}
+
+export function notificationEndpointBlock(e: NotificationEndpoint): string {
+  return block([
+    ['id', e.id],
+    ['url', e.url],
+    ['event types', e.eventTypes],
+    ['enabled', yesNo(e.enabled)],
+    ['created', e.createdAt],
+    ['updated', e.updatedAt],
+  ]);
+}
+
+/** An endpoint just made: its fields, then its signing secret, which the API shows this once. */
+export function notificationEndpointCreatedBlock(e: NotificationEndpointCreated): string {
+  const s = e.signingSecret;
+  return `${notificationEndpointBlock(e)}\nnew Standard Webhooks secret ${s.id} (shown only now, keep it safe):\n${s.secret}\n`;
 }
 
 export function deadLetterTable(list: DeadLetterList): string {

@@ -16,8 +16,8 @@ const destination: Destination = {
   settings: {
     sharedSecret: '********',
     webhooks: [
-      { url: 'https://a.example/hook', headers: { 'X-Api-Key': 'header-secret', 'X-Env': 'prod' } },
-      { url: 'https://b.example/hook', headers: {} },
+      { url: 'https://a.example/hook', headers: { 'X-Api-Key': 'header-secret', 'X-Env': 'prod' }, clientCertificate: null },
+      { url: 'https://b.example/hook', headers: {}, clientCertificate: { set: true } },
     ],
   },
   filter: null,
@@ -68,9 +68,11 @@ describe('destinations', () => {
         'enabled:       yes',
         'shared secret: ********',
         'webhooks:      https://a.example/hook  (headers: X-Api-Key, X-Env)',
-        '               https://b.example/hook',
+        '               https://b.example/hook  (client certificate: set)',
         'filter:        (none: every call)',
         'std webhooks:  off',
+        "retry:         (the deployment's policy)",
+        'rate limit:    (none)',
         'created:       2025-01-02T03:04:05.000Z',
         'updated:       2025-01-02T03:04:06.000Z',
         '',
@@ -129,6 +131,21 @@ describe('destinations', () => {
     sent('PATCH', '/v1/destinations/dst_1', { enabled: true, settings: { webhooks: [{ url: 'https://c.example', headers: { A: '1' } }], sharedSecret: null } });
   });
 
+  it('create and update carry a retry policy; --no-retry drops it; the block shows it', async () => {
+    api.on('POST', '/v1/destinations', { status: 201, body: { ...destination, retry: { tiers: ['30s', '5m'], deadline: '4h' } } });
+    const r = await cli(['destinations', 'create', '--source', 'src_1', '--url', 'https://a.example/hook', '--retry-tiers', '30s, 5m', '--retry-deadline', '4h']);
+    ok(r);
+    sent('POST', '/v1/destinations', { sourceId: 'src_1', type: 'webhooks', settings: { webhooks: [{ url: 'https://a.example/hook' }] }, retry: { tiers: ['30s', '5m'], deadline: '4h' } });
+    assert.match(r.stdout, /retry:\s+30s, 5m until 4h/);
+    api.requests.length = 0;
+    api.on('PATCH', '/v1/destinations/dst_1', { status: 200, body: destination });
+    ok(await cli(['destinations', 'update', 'dst_1', '--no-retry']));
+    sent('PATCH', '/v1/destinations/dst_1', { retry: null });
+    const half = await cli(['destinations', 'update', 'dst_1', '--retry-tiers', '30s']);
+    assert.equal(half.code, 2);
+    assert.match(half.stderr, /--retry-tiers and --retry-deadline together/);
+  });
+
   it('update sends only the fields given', async () => {
     api.on('PATCH', '/v1/destinations/dst_1', { status: 200, body: destination });
     ok(await cli(['destinations', 'update', 'dst_1', '--secret', 'new']));
@@ -142,6 +159,23 @@ describe('destinations', () => {
     api.requests.length = 0;
     const r = await cli(['destinations', 'update', 'dst_1']);
     assert.equal(r.code, 2);
+    assert.equal(api.requests.length, 0);
+  });
+
+  it('--rate-limit sends {perSecond}; --no-rate-limit sends null; a non-number is refused unsent; get shows it', async () => {
+    api.on('PATCH', '/v1/destinations/dst_1', { status: 200, body: { ...destination, rateLimit: { perSecond: 50 } } });
+    const shown = await cli(['destinations', 'update', 'dst_1', '--rate-limit', '50']);
+    ok(shown);
+    sent('PATCH', '/v1/destinations/dst_1', { rateLimit: { perSecond: 50 } });
+    assert.match(shown.stdout, /rate limit: +50\/s/);
+    api.requests.length = 0;
+    ok(await cli(['destinations', 'update', 'dst_1', '--no-rate-limit']));
+    sent('PATCH', '/v1/destinations/dst_1', { rateLimit: null });
+    api.requests.length = 0;
+    for (const bad of ['x', '', '2.5', '-1']) {
+      const r = await cli(['destinations', 'update', 'dst_1', `--rate-limit=${bad}`]);
+      assert.equal(r.code, 2, bad);
+    }
     assert.equal(api.requests.length, 0);
   });
 
@@ -201,6 +235,45 @@ describe('destinations', () => {
     ok(listed);
     assert.match(listed.stdout, /whs_1\s+2025-01-02T03:04:05\.000Z\s+2025-01-03T02:00:00\.000Z/);
     assert.match(listed.stdout, /whs_2\s+2025-01-03T00:00:00\.000Z\s+\(current\)/);
+  });
+
+  it('--client-cert and --client-key send both files to every --url; --no-client-cert sends null; never echoed', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cli-client-cert-'));
+    try {
+      await writeFile(join(dir, 'client.pem'), 'CERT-PEM-TEXT');
+      await writeFile(join(dir, 'client.key'), 'KEY-PEM-SECRET');
+      const pair = { cert: 'CERT-PEM-TEXT', key: 'KEY-PEM-SECRET' };
+      api.on('POST', '/v1/destinations', { status: 201, body: destination });
+      const created = await cli(['destinations', 'create', '--source', 'src_1', '--url', 'https://a.example/hook', '--url', 'https://b.example/hook', '--client-cert', join(dir, 'client.pem'), '--client-key', join(dir, 'client.key')]);
+      ok(created);
+      sent('POST', '/v1/destinations', { sourceId: 'src_1', type: 'webhooks', settings: { webhooks: [{ url: 'https://a.example/hook', clientCertificate: pair }, { url: 'https://b.example/hook', clientCertificate: pair }] } });
+      assert.doesNotMatch(created.stdout, /PEM/);
+      api.requests.length = 0;
+      api.on('PATCH', '/v1/destinations/dst_1', { status: 200, body: destination });
+      ok(await cli(['destinations', 'update', 'dst_1', '--url', 'https://b.example/hook', '--no-client-cert']));
+      sent('PATCH', '/v1/destinations/dst_1', { settings: { webhooks: [{ url: 'https://b.example/hook', clientCertificate: null }] } });
+      api.requests.length = 0;
+      ok(await cli(['destinations', 'update', 'dst_1', '--webhooks-json', JSON.stringify([{ url: 'https://b.example/hook', clientCertificate: pair }])]));
+      sent('PATCH', '/v1/destinations/dst_1', { settings: { webhooks: [{ url: 'https://b.example/hook', clientCertificate: pair }] } });
+      api.requests.length = 0;
+      const bad = [
+        ['destinations', 'create', '--source', 'src_1', '--url', 'https://a', '--client-cert', join(dir, 'client.pem')],
+        ['destinations', 'create', '--source', 'src_1', '--url', 'https://a', '--client-key', join(dir, 'client.key')],
+        ['destinations', 'create', '--source', 'src_1', '--url', 'https://a', '--client-cert', join(dir, 'missing.pem'), '--client-key', join(dir, 'client.key')],
+        ['destinations', 'update', 'dst_1', '--client-cert', join(dir, 'client.pem'), '--client-key', join(dir, 'client.key')],
+        ['destinations', 'update', 'dst_1', '--no-client-cert'],
+        ['destinations', 'create', '--source', 'src_1', '--webhooks-json', '[{"url":"https://a"}]', '--client-cert', join(dir, 'client.pem'), '--client-key', join(dir, 'client.key')],
+        ['destinations', 'create', '--source', 'src_1', '--webhooks-json', '[{"url":"https://a","clientCertificate":{"cert":"KEY-PEM-SECRET"}}]'],
+      ];
+      for (const argv of bad) {
+        const r = await cli(argv);
+        assert.equal(r.code, 2, argv.join(' '));
+        assert.doesNotMatch(r.stderr, /KEY-PEM-SECRET|CERT-PEM-TEXT/, 'file contents are never echoed');
+      }
+      assert.equal(api.requests.length, 0);
+    } finally {
+      await rm(dir, { recursive: true });
+    }
   });
 
   it('delete prints what it deleted', async () => {

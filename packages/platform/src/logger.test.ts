@@ -32,3 +32,23 @@ describe('logger redaction: Kafka and registry credentials', () => {
     assert.match(line, /\/k\.pem/);
   });
 });
+
+describe('logger redaction: webhook client certificates', () => {
+  it('censors a client certificate alone, in a destination record, in a request body and in undici connect options', async () => {
+    const { lines, stream } = capture();
+    const logger = createLogger({ service: 't', destination: stream });
+    const cert = (n: number) => ({ cert: `CERT-PEM-${n}`, key: `KEY-PEM-${n}` });
+    logger.info({
+      clientCertificate: cert(1),
+      destination: { id: 'd', webhooks: [{ url: 'https://a.example/x', headers: {}, clientCertificate: cert(2) }, { url: 'https://b.example/y', clientCertificate: cert(3) }] },
+      req: { body: { settings: { webhooks: [{ url: 'https://c.example/z', clientCertificate: cert(4) }] } } },
+      webhooks: [{ url: 'https://d.example/w', clientCertificate: cert(5) }],
+      dispatcher: { connect: { timeout: 5000, cert: 'CERT-PEM-6', key: 'KEY-PEM-6' } },
+    }, 'configured');
+    await new Promise((r) => setImmediate(r));
+    const line = lines.join('');
+    for (const n of [1, 2, 3, 4, 5, 6]) assert.doesNotMatch(line, new RegExp(`KEY-PEM-${n}`), `key ${n}`);
+    for (const n of [1, 2, 3, 4, 5]) assert.doesNotMatch(line, new RegExp(`CERT-PEM-${n}`), `certificate ${n}`);
+    assert.match(line, /https:\/\/b\.example\/y/, 'the rest of the record is kept');
+  });
+});

@@ -16,6 +16,10 @@ export const REDACTED_PATHS: readonly string[] = [
   // Standard Webhooks secrets (a destination record's signingSecrets, a rotation's answer) and signatures.
   'signingSecrets', '*.signingSecrets', '*.*.signingSecrets', 'secret', '*.secret', '*.*.secret',
   'headers["webhook-signature"]', '*.headers["webhook-signature"]',
+  // A webhook's client certificate (its private key): alone, in a webhooks list (a destination
+  // record, a request's settings) or in undici's connect options.
+  'clientCertificate', '*.clientCertificate', 'webhooks[*].clientCertificate', '*.webhooks[*].clientCertificate',
+  '*.*.webhooks[*].clientCertificate', '*.*.*.webhooks[*].clientCertificate', 'connect.key', '*.connect.key',
   // Kafka and registry credentials: kafkajs's sasl/ssl options, the registry's Basic auth, and the
   // variables that hold them (config.ts) should a config object ever be logged.
   '*.*.password', 'passphrase', '*.passphrase', '*.*.passphrase',

@@ -1,3 +1,5 @@
+import type { AppliedRetryPolicy } from './destination-retry.js';
+
 /**
  * When a task that should be retried is tried next, or that it is out of time
  * (docs/decisions/0014-retry-tiers-and-deadline.md). Pure: the attempt count, the first attempt's time and the clock come in as arguments, so
@@ -61,4 +63,64 @@ export function nextRetry(policy: RetryPolicy, args: RetryArgs): RetryDecision {
   const deadline = args.firstAttemptAt + policy.deadlineMs;
   if (args.now >= deadline) return { action: 'dead_letter', reason: 'deadline' };
   return { action: 'retry', tier, notBefore: Math.min(args.now + wait, deadline) };
+}
+
+/** A decision and where its wait came from: `step` is the applying policy's tier (from 1). */
+export type ScheduledRetry =
+  | { action: 'retry'; tier: number; step: number; notBefore: number }
+  | { action: 'dead_letter'; reason: 'deadline' };
+
+/**
+ * nextRetry under a destination's own policy (docs/decisions/0017-retry-policy-per-destination.md):
+ * its delays and deadline, placed on the deployment's tier topics (`topicTiersMs`). The wait of
+ * step n goes to the first topic whose delay is at least the step's delay, so it is due no later
+ * than anything written behind it there and holds none of it back; a busy topic may try it late,
+ * at worst when its topic's delay is up. Retry-After is honoured as under the default policy, and
+ * also never beyond the next topic's delay (the most any record may hold its topic back today).
+ * A delay outside the topics' range (the deployment's tiers changed after the policy was stored)
+ * is brought within it: a wait longer than the longest topic would hold that topic back.
+ * Under the default policy it is exactly nextRetry.
+ */
+export function nextRetryUnder(applied: AppliedRetryPolicy, topicTiersMs: readonly number[], args: RetryArgs): ScheduledRetry {
+  const { policy } = applied;
+  if (applied.source === 'default') {
+    const decision = nextRetry(policy, args);
+    return decision.action === 'retry' ? { ...decision, step: decision.tier } : decision;
+  }
+  const attempt = Number.isFinite(args.attempt) ? Math.max(1, Math.floor(args.attempt)) : 1;
+  const step = Math.min(attempt, policy.tiersMs.length);
+  const delay = withinTopics(policy.tiersMs[step - 1]!, topicTiersMs);
+  const tier = topicFor(delay, topicTiersMs);
+  const nextDelay = withinTopics(policy.tiersMs[step] ?? delay, topicTiersMs);
+  const ceiling = Math.min(Math.max(nextDelay, delay), Math.max(topicTiersMs[tier] ?? delay, delay));
+  const hint = args.retryAfterMs !== undefined && Number.isFinite(args.retryAfterMs) ? args.retryAfterMs : delay;
+  const wait = Math.min(Math.max(hint, delay), ceiling);
+  const deadline = args.firstAttemptAt + policy.deadlineMs;
+  if (args.now >= deadline) return { action: 'dead_letter', reason: 'deadline' };
+  return { action: 'retry', tier, step, notBefore: Math.min(args.now + wait, deadline) };
+}
+
+/** The tier topic a task with this many attempts was written to under `policy` (0: the delivery topic), for the trace. */
+export function tierReadFrom(applied: AppliedRetryPolicy, topicTiersMs: readonly number[], attempt: number): number {
+  if (attempt <= 0) return 0;
+  if (applied.source === 'default') return Math.min(attempt, topicTiersMs.length);
+  const { policy } = applied;
+  const step = Math.min(attempt, policy.tiersMs.length);
+  return topicFor(withinTopics(policy.tiersMs[step - 1]!, topicTiersMs), topicTiersMs);
+}
+
+/** The first tier topic (from 1) whose delay is at least `delayMs`; the longest if none is. */
+export function topicFor(delayMs: number, topicTiersMs: readonly number[]): number {
+  let best = 0;
+  for (const [i, ms] of topicTiersMs.entries()) {
+    if (ms >= delayMs && (best === 0 || ms < topicTiersMs[best - 1]!)) best = i + 1;
+  }
+  if (best > 0) return best;
+  let longest = 1;
+  for (const [i, ms] of topicTiersMs.entries()) if (ms > topicTiersMs[longest - 1]!) longest = i + 1;
+  return longest;
+}
+
+function withinTopics(delayMs: number, topicTiersMs: readonly number[]): number {
+  return Math.min(delayMs, Math.max(...topicTiersMs));
 }

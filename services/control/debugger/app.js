@@ -368,6 +368,7 @@ async function loadTrace() {
 }
 
 const FILTER_TEXT = { filter: 'kept out by the destination\'s event filter', integrations: 'kept out by the call\'s integrations map' };
+const RETRY_POLICY_TEXT = { default: 'retries follow the default policy', destination: 'retries follow the destination\'s own policy' };
 const STATE_TEXT = { pending: 'pending', delivered: 'delivered', retrying: 'retrying', dead_lettered: 'dead-lettered', filtered: 'filtered' };
 
 function renderTrace(trace) {
@@ -389,6 +390,7 @@ function renderTrace(trace) {
     else if (d.nextAttemptAt) where.push(`next attempt ${formatTime(d.nextAttemptAt)}`);
     if (d.deadLetterReason) where.push(`dead-lettered: ${d.deadLetterReason}`);
     if (d.filterReason) where.push(FILTER_TEXT[d.filterReason] ?? `filtered: ${d.filterReason}`);
+    if (d.retryPolicy) where.push(RETRY_POLICY_TEXT[d.retryPolicy] ?? `retry policy: ${d.retryPolicy}`);
     if (where.length) section.append(paragraph('where', where.join(' · ')));
     if (d.attempts.length === 0) {
       section.append(paragraph('hint', 'No attempt yet.'));
@@ -439,7 +441,7 @@ async function loadDestinations(sourceId) {
 
 el.destinationsRefresh.addEventListener('click', () => void loadDestinations(el.source.value).catch((err) => onFailure(err, el.destinationsStatus)));
 
-/** Each destination of the source as configured: enabled, its event filter (and, later, its signing and replays). */
+/** Each destination of the source as configured: enabled, its event filter, signing, retry policy and replays. */
 function renderDestinations(destinations) {
   el.destinationsStatus.textContent = destinations.length === 0 ? 'This source has no destinations.' : '';
   el.destinations.replaceChildren(...destinations.map((d) => {
@@ -448,11 +450,17 @@ function renderDestinations(destinations) {
     section.dataset.destinationId = d.id;
     const heading = document.createElement('h3');
     heading.append(span('dest-name', `${d.name} (${d.id})`), ' ', span(`state ${d.enabled ? 'state-delivered' : 'state-filtered'}`, d.enabled ? 'enabled' : 'disabled'));
+    // Disabled by Switchyard: every attempt failed for SWITCHYARD_DISABLE_AFTER; enabling it again clears this.
+    if (d.disabledReason) heading.append(' ', span('state state-dead_lettered', `${d.disabledReason} since ${d.disabledAt ?? '?'}`));
     const list = document.createElement('dl');
     const filter = d.filter ? preformatted('filter', JSON.stringify(d.filter, null, 2)) : span('filter none', 'none: every call');
     addTerm(list, 'Filter', filter);
     addTerm(list, 'Webhooks', `${d.settings.webhooks.length} URL${d.settings.webhooks.length === 1 ? '' : 's'}`);
     addTerm(list, 'Signing', signingList(d));
+    addTerm(list, 'Client certificate', clientCertificateText(d.settings.webhooks));
+    addTerm(list, 'Retries', d.retry ? span('retry-policy', `after ${d.retry.tiers.join(', ')} (the last repeats), until ${d.retry.deadline} after the first attempt`) : span('retry-policy none', 'the deployment\'s default policy'));
+    // Held tasks wait in the first retry tier: a slow drain here is the limit, not a failure.
+    addTerm(list, 'Rate limit', d.rateLimit ? `${d.rateLimit.perSecond} requests/s (over every delivery instance; more waits)` : span('hint', 'none'));
     const replays = addTerm(list, 'Replays', span('hint', 'Loading…'));
     replays.className = 'replays';
     section.append(heading, list);
@@ -495,6 +503,13 @@ function replayItem(rp) {
   li.append(span('replay-id', `${rp.id} · ${formatTime(rp.from)} → ${formatTime(rp.to)}`), bar, span('replay-counts', parts.join(' · ')));
   if (rp.notReplayable.length) li.append(span('replay-gap', `not replayable (before the topic's retention): ${rp.notReplayable.map((g) => `partition ${g.partition} until ${formatTime(g.to)}`).join(', ')}`));
   return li;
+}
+
+/** Mutual TLS: whether the URLs present a client certificate (the API says only that one is set). */
+function clientCertificateText(webhooks) {
+  const set = webhooks.filter((w) => w.clientCertificate?.set).length;
+  if (set === 0) return 'none';
+  return set === webhooks.length ? 'set' : `set for ${set} of ${webhooks.length} URLs`;
 }
 
 /** X-Signature when a shared secret is set; the Standard Webhooks secrets by id (values are never sent to the page). */

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, initialiseCounter, type Registry } from '@switchyard/platform/metrics';
 
 /** The configuration records the admin API writes (label `resource`). */
-export type ConfigResource = 'source' | 'write_key' | 'destination' | 'signing_secret' | 'replay' | 'audience' | 'computed_trait' | 'token';
+export type ConfigResource = 'source' | 'write_key' | 'destination' | 'signing_secret' | 'replay' | 'audience' | 'computed_trait' | 'token' | 'notification_endpoint';
 export type WriteOperation = 'create' | 'update' | 'delete';
 /** How a counted request ended (label `result`). A 401, 403 or 429 of the auth hook is not among them: it counts apart. */
 export type AdminResult = 'ok' | 'invalid' | 'not_found' | 'conflict' | 'error';

@@ -18,5 +18,5 @@ export class ApiError extends SwitchyardError {
   }
 }
 
-export const notFound = (kind: 'source' | 'destination' | 'write key' | 'audience' | 'computed trait', id: string) =>
+export const notFound = (kind: 'source' | 'destination' | 'write key' | 'audience' | 'computed trait' | 'notification endpoint', id: string) =>
   new ApiError(404, `${kind.replace(' ', '_').toUpperCase()}_NOT_FOUND`, `no ${kind} ${JSON.stringify(id)}`);

@@ -1,7 +1,10 @@
 import { z } from 'zod';
+import { checkRetryPolicy, type RetryPolicyLimits } from '@switchyard/platform/destination-retry';
 import { parseDestinationFilter } from '@switchyard/platform/filters/destination-filter';
 import type { AddressPolicy } from '@switchyard/platform/net/address-policy';
+import type { DestinationRetryPolicy } from '@switchyard/platform/schemas/generated';
 import { ApiError } from './api-error.js';
+import { clientCertificateProblem, MAX_PEM_CHARS } from './client-certificate.js';
 
 /**
  * Request bodies of the admin API and the rules of the webhooks destination document: 1 to 5
@@ -32,7 +35,20 @@ export const sourcePatch = z.strictObject({
   enabled: z.boolean().optional(),
 });
 
-export function webhookSchema(policy: AddressPolicy) {
+/**
+ * A webhook's client certificate for mutual TLS (write-only: views show `{"set": true}`). Both
+ * PEM texts are parsed and the key matched to the certificate here, so delivery never meets one it
+ * cannot load; refusals carry INVALID_CLIENT_CERTIFICATE and the field (`….clientCertificate.key`).
+ */
+export function clientCertificateSchema(now: () => number = Date.now) {
+  const pem = (name: string) => z.string({ error: `${name} is required (PEM text)` }).min(1, `${name} is required (PEM text)`).max(MAX_PEM_CHARS, `${name} is longer than ${MAX_PEM_CHARS} characters`);
+  return z.strictObject({ cert: pem('cert'), key: pem('key') }).superRefine((input, ctx) => {
+    const problem = clientCertificateProblem(input, now());
+    if (problem) ctx.addIssue({ code: 'custom', path: [problem.field], message: problem.message, ...withCode('INVALID_CLIENT_CERTIFICATE') });
+  }).meta({ description: 'Mutual TLS: {cert, key} as PEM (unencrypted key, matching the certificate), presented in TLS handshakes with this URL. Write-only: answers show {"set": true}; null removes it; absent on an update keeps the one stored for the same URL' });
+}
+
+export function webhookSchema(policy: AddressPolicy, now: () => number = Date.now) {
   return z.strictObject({
     url: z.string({ error: 'url is required' }).max(2048, 'url is longer than 2048 characters').superRefine((text, ctx) => {
       let url: URL;
@@ -59,6 +75,7 @@ export function webhookSchema(policy: AddressPolicy) {
         else if (!HEADER_VALUE.test(value) || value.length > 4096) ctx.addIssue({ code: 'custom', path: [name], message: `the value of header ${name} contains characters not allowed in HTTP (CR, LF, NUL, controls) or is over 4096 characters`, ...withCode('INVALID_HEADER') });
       }
     }),
+    clientCertificate: clientCertificateSchema(now).nullable().optional(),
   });
 }
 
@@ -89,6 +106,20 @@ export const destinationSigning = z.strictObject({
   standard: z.boolean({ error: 'signing.standard must be true or false' }),
 }).meta({ description: 'Standard Webhooks signatures: {standard: true} generates a whsec_ secret, returned once as signing.newSecret' });
 
+/**
+ * `rateLimit`: at most `perSecond` requests a second to the destination over every delivery
+ * instance; tasks over it are held, not failed (docs/decisions/0018-destination-rate-limits.md).
+ * null removes it.
+ */
+export const MAX_RATE_PER_SECOND = 10_000;
+const RATE_RANGE = `an integer from 1 to ${MAX_RATE_PER_SECOND}`;
+export const destinationRateLimit = z.strictObject({
+  perSecond: z.number({ error: RATE_RANGE }).int(RATE_RANGE).min(1, RATE_RANGE).max(MAX_RATE_PER_SECOND, RATE_RANGE),
+}, { error: 'rateLimit must be {"perSecond": N} or null' }).nullable().meta({
+  description: `At most perSecond requests a second (1 to ${MAX_RATE_PER_SECOND}) over every delivery instance; tasks over it wait instead of failing. null removes it`,
+  examples: [{ perSecond: 50 }],
+});
+
 /** A rotation: how long the previous secret keeps signing beside the new one (`24h` by default, `0s` to stop it at once, at most `30d`). */
 export const secretRotation = z.strictObject({
   gracePeriod: z.string().regex(/^\d{1,9}[smhd]$/, 'a duration such as 24h, 30m, 7d or 0s').refine((v) => graceMs(v) <= 30 * 86_400_000, 'at most 30d').optional(),
@@ -99,8 +130,28 @@ export function graceMs(text: string): number {
   return Number(text.slice(0, -1)) * unit;
 }
 
-export function destinationSchemas(policy: AddressPolicy) {
-  const webhooks = z.array(webhookSchema(policy), { error: 'settings.webhooks must be a list' })
+/**
+ * `retry`: the destination's own retry policy, `{tiers: ["30s", "5m"], deadline: "4h"}`, checked
+ * against this deployment's tier topics (destination-retry.ts); null removes it. A refusal names
+ * the field (`retry.tiers[1]`) with code INVALID_RETRY_POLICY. Parsed to the stored form (milliseconds).
+ */
+export function destinationRetry(limits: RetryPolicyLimits) {
+  return z.strictObject({
+    tiers: z.array(z.string({ error: 'each tier must be a duration string' }), { error: 'retry.tiers must be a list of durations' }),
+    deadline: z.string({ error: 'retry.deadline must be a duration string' }),
+  }, { error: 'retry must be {tiers, deadline} or null' }).transform((text, ctx): DestinationRetryPolicy => {
+    const check = checkRetryPolicy(text, limits);
+    if (check.ok) return check.policy;
+    ctx.addIssue({ code: 'custom', path: pathSegments(check.field), message: check.message, ...withCode('INVALID_RETRY_POLICY') });
+    return z.NEVER;
+  }).nullable().meta({
+    description: 'The destination\'s own retry policy (default: the deployment\'s SWITCHYARD_RETRY_TIERS and SWITCHYARD_RETRY_DEADLINE): the wait before each retry (the last repeats), each within the deployment\'s shortest and longest tier, and how long after the first attempt to keep trying (1s to 24h); null removes it',
+    examples: [{ tiers: ['30s', '5m', '1h'], deadline: '12h' }],
+  });
+}
+
+export function destinationSchemas(policy: AddressPolicy, retryLimits: RetryPolicyLimits, now: () => number = Date.now) {
+  const webhooks = z.array(webhookSchema(policy, now), { error: 'settings.webhooks must be a list' })
     .min(1, 'at least one webhook is required')
     .max(MAX_WEBHOOKS, `at most ${MAX_WEBHOOKS} webhooks per destination`);
   const sharedSecret = z.string().min(1, 'sharedSecret must not be empty; use null to remove it').max(1024).nullable();
@@ -113,6 +164,8 @@ export function destinationSchemas(policy: AddressPolicy) {
     settings: z.strictObject({ sharedSecret: sharedSecret.optional(), webhooks }, { error: 'settings is required' }),
     filter: destinationFilter.optional(),
     signing: destinationSigning.optional(),
+    retry: destinationRetry(retryLimits).optional(),
+    rateLimit: destinationRateLimit.optional(),
   });
   const patch = z.strictObject({
     name: z.string().trim().min(1).max(200).optional(),
@@ -120,6 +173,8 @@ export function destinationSchemas(policy: AddressPolicy) {
     settings: z.strictObject({ sharedSecret: sharedSecret.optional(), webhooks: webhooks.optional() }).optional(),
     filter: destinationFilter.optional(),
     signing: destinationSigning.optional(),
+    retry: destinationRetry(retryLimits).optional(),
+    rateLimit: destinationRateLimit.optional(),
   });
   return { create, patch };
 }

@@ -10,6 +10,7 @@ import { debuggerRoutes } from './routes/debugger.js';
 import { deletionRoutes } from './routes/deletions.js';
 import { destinationRoutes } from './routes/destinations.js';
 import { messageRoutes } from './routes/messages.js';
+import { notificationEndpointRoutes } from './routes/notification-endpoints.js';
 import { replayRoutes } from './routes/replays.js';
 import { liveRoutes } from './routes/live.js';
 import { sourceRoutes } from './routes/sources.js';
@@ -33,6 +34,7 @@ export function registerAdminApi(app: FastifyInstance, deps: ControlDeps, auth: 
   debuggerRoutes(app);
   sourceRoutes(app, deps);
   destinationRoutes(app, deps);
+  notificationEndpointRoutes(app, deps);
   replayRoutes(app, deps);
   deletionRoutes(app, deps);
   deadLetterRoutes(app, deps);

@@ -1,6 +1,7 @@
 import type { AdminMetrics } from './admin-metrics.js';
 import type { ConfigView } from '@switchyard/platform/config-view/config-view';
 import type { destinationSchemas } from './api-schemas.js';
+import type { notificationEndpointSchema } from './notification-endpoints.js';
 import type { ConfigStore } from './config-store.js';
 import type { Delete, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import type { DeadLetterIndex } from './dead-letter-index.js';
@@ -22,6 +23,7 @@ export interface ControlDeps {
   store: ConfigStore;
   clock: () => number;
   destinationSchemas: ReturnType<typeof destinationSchemas>;
+  notificationEndpointSchema: ReturnType<typeof notificationEndpointSchema>;
   events: EventWriter;
   deadLetters: DeadLetterIndex;
   /** The per-message trace (delivery-attempts topic). */

@@ -27,13 +27,16 @@ export class DeadLetterIndex {
   private readonly letters = new Map<string, IndexedDeadLetter>();
   private follower: { stop(): Promise<void> } | undefined;
 
-  constructor(private readonly opts: { kafka: Kafka; codec: AvroCodec; topic: string; logger: Logger; max: number }) {}
+  /** `onLetter` hears of every dead letter read (notifications: notifier.ts). */
+  constructor(private readonly opts: { kafka: Kafka; codec: AvroCodec; topic: string; logger: Logger; max: number; onLetter?: (letter: DeadLetter) => void }) {}
 
   async start(): Promise<void> {
     this.follower = await followTopic({
       ...this.opts, label: 'dead-letter-index', from: 'beginning',
       onRecord: (decoded, { partition, offset }) => {
-        if (decoded.name === 'io.switchyard.pipeline.DeadLetter') this.add(`${partition}-${offset}`, decoded.value);
+        if (decoded.name !== 'io.switchyard.pipeline.DeadLetter') return;
+        this.add(`${partition}-${offset}`, decoded.value);
+        this.opts.onLetter?.(decoded.value);
       },
     });
   }

@@ -11,5 +11,6 @@ export const newDestinationId = () => `dst_${randomBytes(10).toString('hex')}`;
 export const newWriteKey = () => `wk_${randomBytes(32).toString('base64url')}`;
 export const newReplayId = () => `rpl_${randomBytes(10).toString('hex')}`;
 export const newTokenId = () => `tok_${randomBytes(10).toString('hex')}`;
+export const newNotificationEndpointId = () => `nep_${randomBytes(10).toString('hex')}`;
 /** Admin API tokens: 256 random bits, URL-safe; `syt_` lets secret scanners recognise one (and keeps it from starting with `-`). */
 export const newAdminToken = () => `syt_${randomBytes(32).toString('base64url')}`;

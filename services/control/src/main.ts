@@ -1,7 +1,8 @@
 // The control service: the admin HTTP API over sources, write keys and webhooks destinations,
 // stored in the compacted config topic. Composition root: the only place that reads the environment.
 import { z } from 'zod';
-import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
+import { loadConfig, commonEnv, env, topicEnv } from '@switchyard/platform/config';
+import { retryPolicyLimits } from '@switchyard/platform/destination-retry';
 import { ConfigView } from '@switchyard/platform/config-view/config-view';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { connectPipeline } from '@switchyard/platform/pipeline';
@@ -18,6 +19,9 @@ import { MessageTraceIndex } from './message-trace-index.js';
 import { UsageIndex } from './usage-index.js';
 import { ReplayIndex } from './replay-index.js';
 import { LiveTail } from './live-tail.js';
+import { notificationEndpointSchema } from './notification-endpoints.js';
+import { Notifier, notifierMetrics } from './notifier.js';
+import { followDestinationStates } from '@switchyard/platform/holds/destination-states';
 import { registerIndexMetrics } from './index-metrics.js';
 import { adminMetrics } from './admin-metrics.js';
 
@@ -27,6 +31,8 @@ const configSchema = z.object({
   SWITCHYARD_ADMIN_TOKEN: z.string().min(16, 'the admin token must be at least 16 characters'),
   SWITCHYARD_ALLOWED_CIDRS: env.cidrs(),
   SWITCHYARD_SEED_FILE: z.string().optional(),
+  /** The tier topics' delays: a destination's own retry tiers must lie within them. */
+  SWITCHYARD_RETRY_TIERS: topicEnv.SWITCHYARD_RETRY_TIERS,
   /** Dead letters kept in memory for listing and replay (the topic keeps 30 days regardless). */
   DEAD_LETTER_INDEX_MAX: z.coerce.number().int().min(1).default(100_000),
   /** Messages the trace index keeps in memory (about 1.2 KB each with one destination and one attempt; docs/admin-api.md, "Message trace and usage"). */
@@ -38,27 +44,40 @@ const configSchema = z.object({
   CONTROL_AUTH_FAILURE_WINDOW: env.duration('1m').refine((ms) => ms > 0, 'must be longer than 0'),
   /** Whose X-Forwarded-For names the client address the failure limit counts by (as INGEST_TRUST_PROXY). */
   CONTROL_TRUST_PROXY: env.trustProxy(),
+  /** A destination every attempt of which failed this long is disabled (docs/decisions/0019-auto-disable-and-notifications.md). */
+  SWITCHYARD_DISABLE_AFTER: env.duration('5d').refine((ms) => ms > 0, 'must be longer than 0'),
 });
 
 runMain('control', async () => {
   const config = loadConfig(configSchema);
   const runtime = createRuntime({ service: 'control', logLevel: config.LOG_LEVEL, server: { trustProxy: config.CONTROL_TRUST_PROXY as boolean | string[] } });
   const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, ['io.switchyard.config.Source', 'io.switchyard.config.Destination', 'io.switchyard.config.Audience', 'io.switchyard.config.ComputedTrait', 'io.switchyard.config.AdminToken', 'io.switchyard.event.Delete', 'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.Replay', 'io.switchyard.pipeline.ReplayProgress']);
+  const startedAt = Date.now();
 
   const view = new ConfigView({ kafka, codec, topic: topics.config, logger: runtime.logger, owner: 'control' });
-  const deadLetters = new DeadLetterIndex({ kafka, codec, topic: topics.deadLetter, logger: runtime.logger, max: config.DEAD_LETTER_INDEX_MAX });
+  const writeTasks = async (tasks: DeliveryTask[]): Promise<void> => {
+    if (tasks.length === 0) return;
+    await producer.send({ topic: topics.delivery, acks: -1, messages: tasks.map((t) => ({ key: `${t.destinationId}:${t.userKey}`, value: codec.encode('io.switchyard.pipeline.DeliveryTask', t) })) });
+  };
+  const store = new ConfigStore({ producer, codec, topic: topics.config, view });
+  // Disables failing destinations and notifies; it acts only once the config view has loaded (below).
+  let notifier: Notifier | undefined;
+  const notifierLog = runtime.logger.child({ component: 'notifier' });
+  const deadLetters = new DeadLetterIndex({ kafka, codec, topic: topics.deadLetter, logger: runtime.logger, max: config.DEAD_LETTER_INDEX_MAX, onLetter: (l) => notifier?.onDeadLetter(l) });
   const traces = new MessageTraceIndex({ kafka, codec, topic: topics.deliveryAttempts, logger: runtime.logger, max: config.CONTROL_TRACE_INDEX_MAX, windowMs: config.CONTROL_TRACE_WINDOW, clock: Date.now });
   const usage = new UsageIndex({ kafka, codec, topic: topics.usage, logger: runtime.logger });
-  const replays = new ReplayIndex({ kafka, codec, topic: topics.replays, logger: runtime.logger, producer });
+  const replays = new ReplayIndex({ kafka, codec, topic: topics.replays, logger: runtime.logger, producer, onProgress: (r, p) => void notifier?.onReplayProgress(r, p) });
   registerIndexMetrics(runtime.metrics, () => ({ traces: { size: traces.traces.size, max: traces.max }, deadLetters, usage: usage.totals }));
   // Reads the ingest topic only while a debugger viewer is connected.
   const live = new LiveTail({ kafka, codec, topic: topics.ingest, logger: runtime.logger, metrics: runtime.metrics });
   runtime.readiness.set('config', false);
+  const policy = new AddressPolicy(config.SWITCHYARD_ALLOWED_CIDRS);
   const deps = {
     view,
-    store: new ConfigStore({ producer, codec, topic: topics.config, view }),
+    store,
     clock: Date.now,
-    destinationSchemas: destinationSchemas(new AddressPolicy(config.SWITCHYARD_ALLOWED_CIDRS)),
+    destinationSchemas: destinationSchemas(policy, retryPolicyLimits(config.SWITCHYARD_RETRY_TIERS)),
+    notificationEndpointSchema: notificationEndpointSchema(policy),
     events: {
       // Keyed like every ingest record (source and user), so a user's delete follows their calls;
       // marked as control's, so fan-out does not take it for a direct record to check and count.
@@ -66,10 +85,7 @@ runMain('control', async () => {
         if (events.length === 0) return;
         await producer.send({ topic: topics.ingest, acks: -1, messages: events.map((e) => ({ key: `${e.sourceId}:${e.userId}`, value: codec.encode('io.switchyard.event.Delete', e), headers: originHeaders.control })) });
       },
-      writeTasks: async (tasks: DeliveryTask[]) => {
-        if (tasks.length === 0) return;
-        await producer.send({ topic: topics.delivery, acks: -1, messages: tasks.map((t) => ({ key: `${t.destinationId}:${t.userKey}`, value: codec.encode('io.switchyard.pipeline.DeliveryTask', t) })) });
-      },
+      writeTasks,
     },
     deadLetters,
     traces,
@@ -85,6 +101,12 @@ runMain('control', async () => {
   runtime.lifecycle.onShutdown('live-tail', () => live.stop());
   await view.start();
   runtime.lifecycle.onShutdown('config-view', () => view.stop());
+  notifier = new Notifier({ view, store, writeTasks, clock: Date.now, logger: notifierLog, metrics: notifierMetrics(runtime.metrics, view), disableAfterMs: config.SWITCHYARD_DISABLE_AFTER, startedAt });
+  const active = notifier;
+  const healthFollower = await followDestinationStates({ kafka, codec, topic: topics.destinationState, logger: runtime.logger, onHealth: (h) => void active.onHealth(h) });
+  runtime.lifecycle.onShutdown('destination-health', () => healthFollower.stop());
+  const ticks = setInterval(() => void active.tick(), 5_000).unref();
+  runtime.lifecycle.onShutdown('notifier', () => clearInterval(ticks));
   await deadLetters.start();
   runtime.lifecycle.onShutdown('dead-letter-index', () => deadLetters.stop());
   await traces.start();

@@ -9,7 +9,7 @@ const fanout = (messageId: string, over: Partial<FanoutTrace> = {}): FanoutTrace
 });
 const attempt = (messageId: string, over: Partial<DeliveryAttempt> = {}): DeliveryAttempt => ({
   messageId, taskId: `${messageId}:d1`, sourceId: 'src', destinationId: 'd1', eventType: 'track', urlIndex: 0, attempt: 1, tier: 0, status: 200, error: null,
-  latencyMs: 12, outcome: 'delivered', nextTier: null, notBefore: null, deadLetterReason: null, at: T0 + 10, receivedAt: T0, ...over,
+  latencyMs: 12, outcome: 'delivered', nextTier: null, notBefore: null, deadLetterReason: null, at: T0 + 10, receivedAt: T0, retryPolicy: 'default', retryStep: null, ...over,
 });
 
 describe('MessageTraces: the per-message trace from fan-out and attempt records', () => {
@@ -18,7 +18,7 @@ describe('MessageTraces: the per-message trace from fan-out and attempt records'
     t.addFanout(fanout('m'), T0);
     assert.deepEqual(t.get('m'), {
       messageId: 'm', sourceId: 'src', type: 'track', receivedAt: new Date(T0).toISOString(),
-      destinations: [{ destinationId: 'd1', state: 'pending', tier: null, nextAttemptAt: null, deadLetterReason: null, filterReason: null, attempts: [] }],
+      destinations: [{ destinationId: 'd1', state: 'pending', tier: null, nextAttemptAt: null, deadLetterReason: null, filterReason: null, retryPolicy: null, attempts: [] }],
     });
   });
 
@@ -54,7 +54,7 @@ describe('MessageTraces: the per-message trace from fan-out and attempt records'
   it('a deferred range: each message shows the deferred attempt one DeliveryAttempt per task would have', () => {
     const t = new MessageTraces({ max: 10, windowMs: 60_000 });
     t.addFanout(fanout('m'), T0);
-    t.addDeferral({ destinationId: 'd1', sourceId: 'src', messageIds: ['m', 'n'], error: 'circuit_open', attempt: 1, at: T0 + 10, nextTier: 1, notBefore: T0 + 10_010 }, T0);
+    t.addDeferral({ destinationId: 'd1', sourceId: 'src', messageIds: ['m', 'n'], error: 'circuit_open', attempt: 1, at: T0 + 10, nextTier: 1, notBefore: T0 + 10_010, retryPolicy: 'default' }, T0);
     const one = attempt('x', { urlIndex: -1, status: null, error: 'circuit_open', latencyMs: 0, outcome: 'deferred', nextTier: 1, notBefore: T0 + 10_010 });
     t.addAttempt(one, T0);
     assert.deepEqual(t.get('m')!.destinations, t.get('x')!.destinations);
@@ -83,3 +83,14 @@ describe('MessageTraces: the per-message trace from fan-out and attempt records'
 function pick(d: { state: string; tier: number | null; nextAttemptAt: string | null; deadLetterReason: string | null }) {
   return [d.state, d.tier, d.nextAttemptAt, d.deadLetterReason];
 }
+
+describe('MessageTraces: the retry policy each attempt followed', () => {
+  it('a destination policy shows on the destination and on each attempt, with the tier of the policy that set the wait', () => {
+    const t = new MessageTraces({ max: 10, windowMs: 60_000 });
+    t.addFanout(fanout('m'), T0);
+    t.addAttempt(attempt('m', { status: 500, outcome: 'retry_scheduled', nextTier: 2, notBefore: T0 + 1010, retryPolicy: 'destination', retryStep: 1 }), T0);
+    const [d] = t.get('m')!.destinations;
+    assert.equal(d!.retryPolicy, 'destination');
+    assert.deepEqual(d!.attempts.map((a) => [a.retryPolicy, a.retryStep]), [['destination', 1]]);
+  });
+});

@@ -18,13 +18,19 @@ export interface MessageTraceView {
     deadLetterReason: string | null;
     /** filtered: why fan-out wrote no task for it (`integrations`, `filter`: the destination's event filter); else null. */
     filterReason: string | null;
-    attempts: Array<{ attempt: number; urlIndex: number; at: string; tier: number; outcome: string; status: number | null; error: string | null; latencyMs: number }>;
+    /** The retry policy its last attempt followed (`default` or `destination`); null before any attempt. */
+    retryPolicy: string | null;
+    attempts: Array<{
+      attempt: number; urlIndex: number; at: string; tier: number; outcome: string; status: number | null; error: string | null; latencyMs: number;
+      /** Which policy chose the next wait, and which of its tiers (from 1; null unless a retry was scheduled). */
+      retryPolicy: string; retryStep: number | null;
+    }>;
   }>;
 }
 
 interface Attempt {
   attempt: number; urlIndex: number; at: number; tier: number; outcome: string; status: number | null; error: string | null; latencyMs: number;
-  nextTier: number | null; notBefore: number | null; deadLetterReason: string | null;
+  nextTier: number | null; notBefore: number | null; deadLetterReason: string | null; retryPolicy: string; retryStep: number | null;
 }
 
 interface Trace {
@@ -78,6 +84,7 @@ export class MessageTraces {
     destinationOf(t, this.intern(r.destinationId)).attempts.push({
       attempt: r.attempt, urlIndex: r.urlIndex, at: r.at, tier: r.tier, outcome: this.intern(r.outcome), status: r.status, error: r.error === null ? null : this.intern(r.error),
       latencyMs: r.latencyMs, nextTier: r.nextTier, notBefore: r.notBefore, deadLetterReason: r.deadLetterReason === null ? null : this.intern(r.deadLetterReason),
+      retryPolicy: this.intern(r.retryPolicy), retryStep: r.retryStep,
     });
   }
 
@@ -89,11 +96,13 @@ export class MessageTraces {
     const destinationId = this.intern(r.destinationId);
     const outcome = this.intern('deferred');
     const error = this.intern(r.error);
+    const retryPolicy = this.intern(r.retryPolicy);
     for (const messageId of r.messageIds) {
       const t = this.touch(messageId, seenAt);
       t.sourceId ??= this.intern(r.sourceId);
       destinationOf(t, destinationId).attempts.push({
         attempt: r.attempt, urlIndex: -1, at: r.at, tier: 0, outcome, status: null, error, latencyMs: 0, nextTier: r.nextTier, notBefore: r.notBefore, deadLetterReason: null,
+        retryPolicy, retryStep: null,
       });
     }
   }
@@ -149,18 +158,22 @@ function destinationOf(t: Trace, id: string): Trace['destinations'][number] {
   return d;
 }
 
-function stateOf(filtered: string | null, attempts: Attempt[]): Pick<MessageTraceView['destinations'][number], 'state' | 'tier' | 'nextAttemptAt' | 'deadLetterReason' | 'filterReason'> {
+function stateOf(filtered: string | null, attempts: Attempt[]): Pick<MessageTraceView['destinations'][number], 'state' | 'tier' | 'nextAttemptAt' | 'deadLetterReason' | 'filterReason' | 'retryPolicy'> {
   const last = attempts.at(-1);
-  if (!last) return { state: filtered ? 'filtered' : 'pending', tier: null, nextAttemptAt: null, deadLetterReason: null, filterReason: filtered };
+  if (!last) return { state: filtered ? 'filtered' : 'pending', tier: null, nextAttemptAt: null, deadLetterReason: null, filterReason: filtered, retryPolicy: null };
+  const { retryPolicy } = last;
   switch (last.outcome) {
-    case 'delivered': return { state: 'delivered', tier: last.tier, nextAttemptAt: null, deadLetterReason: null, filterReason: null };
-    case 'dead_lettered': return { state: 'dead_lettered', tier: last.tier, nextAttemptAt: null, deadLetterReason: last.deadLetterReason, filterReason: null };
-    default: return { state: 'retrying', tier: last.nextTier, nextAttemptAt: iso(last.notBefore), deadLetterReason: null, filterReason: null };
+    case 'delivered': return { state: 'delivered', tier: last.tier, nextAttemptAt: null, deadLetterReason: null, filterReason: null, retryPolicy };
+    case 'dead_lettered': return { state: 'dead_lettered', tier: last.tier, nextAttemptAt: null, deadLetterReason: last.deadLetterReason, filterReason: null, retryPolicy };
+    default: return { state: 'retrying', tier: last.nextTier, nextAttemptAt: iso(last.notBefore), deadLetterReason: null, filterReason: null, retryPolicy };
   }
 }
 
 function attemptView(a: Attempt): MessageTraceView['destinations'][number]['attempts'][number] {
-  return { attempt: a.attempt, urlIndex: a.urlIndex, at: new Date(a.at).toISOString(), tier: a.tier, outcome: a.outcome, status: a.status, error: a.error, latencyMs: a.latencyMs };
+  return {
+    attempt: a.attempt, urlIndex: a.urlIndex, at: new Date(a.at).toISOString(), tier: a.tier, outcome: a.outcome, status: a.status, error: a.error, latencyMs: a.latencyMs,
+    retryPolicy: a.retryPolicy, retryStep: a.retryStep,
+  };
 }
 
 function iso(ms: number | null): string | null {

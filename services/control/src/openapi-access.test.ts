@@ -10,6 +10,7 @@ import { deletionRoutes } from './routes/deletions.js';
 import { destinationRoutes } from './routes/destinations.js';
 import { liveRoutes } from './routes/live.js';
 import { messageRoutes } from './routes/messages.js';
+import { notificationEndpointRoutes } from './routes/notification-endpoints.js';
 import { replayRoutes } from './routes/replays.js';
 import { sourceRoutes } from './routes/sources.js';
 import { tokenRoutes } from './routes/tokens.js';
@@ -26,7 +27,7 @@ function registeredRoutes(): Array<{ method: string; path: string; declared: Sco
   });
   // Registration reads nothing from the collaborators; handlers would, and none runs here.
   const deps = {} as ControlDeps;
-  for (const register of [sourceRoutes, destinationRoutes, replayRoutes, deletionRoutes, deadLetterRoutes, audienceRoutes, messageRoutes, usageRoutes, liveRoutes, tokenRoutes]) register(app, deps);
+  for (const register of [sourceRoutes, destinationRoutes, notificationEndpointRoutes, replayRoutes, deletionRoutes, deadLetterRoutes, audienceRoutes, messageRoutes, usageRoutes, liveRoutes, tokenRoutes]) register(app, deps);
   return routes;
 }
 

@@ -10,7 +10,7 @@ import { SCOPES, type Scope } from './scopes.js';
  */
 
 /** Read routes that need more than `metadata` (their route config declares `scope`). */
-export const ADMIN_READS: ReadonlySet<string> = new Set(['/v1/tokens']);
+export const ADMIN_READS: ReadonlySet<string> = new Set(['/v1/tokens', '/v1/notification-endpoints', '/v1/notification-endpoints/{id}']);
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
 

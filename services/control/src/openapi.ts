@@ -1,10 +1,13 @@
 import { z } from 'zod';
+import { retryPolicyLimits } from '@switchyard/platform/destination-retry';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
+import { DEFAULT_RETRY_POLICY } from '@switchyard/platform/retry-schedule';
 import { destinationSchemas, secretRotation, sourceCreate, sourcePatch } from './api-schemas.js';
 import { audienceCreate, audiencePatch, computedTraitCreate } from './routes/audiences.js';
 import { deadLetterQuery, replayRequest } from './routes/dead-letters.js';
 import { deletionRequest } from './routes/deletions.js';
 import { replayRequest as rangeReplayRequest } from './routes/replays.js';
+import { NOTIFICATION_TYPES, notificationEndpointSchema } from './notification-endpoints.js';
 import { SECURITY_DESCRIPTION, tokenPaths, tokenSchemas, withAccess } from './openapi-access.js';
 
 /**
@@ -13,7 +16,8 @@ import { SECURITY_DESCRIPTION, tokenPaths, tokenSchemas, withAccess } from './op
  * services/control/openapi.json (a test checks they match; `npm run gen:openapi` rewrites it).
  */
 export function openApiDocument(): Record<string, unknown> {
-  const destinations = destinationSchemas(new AddressPolicy([]));
+  // The document shows the default tiers' limits; a deployment's own come from its SWITCHYARD_RETRY_TIERS.
+  const destinations = destinationSchemas(new AddressPolicy([]), retryPolicyLimits(DEFAULT_RETRY_POLICY.tiersMs));
   const body = (schema: z.ZodType) => ({ required: true, content: { 'application/json': { schema: z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) } } });
   const json = (ref: string, description: string) => ({ description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
   const errors = {
@@ -55,7 +59,7 @@ export function openApiDocument(): Record<string, unknown> {
             destinations: {
               type: 'array',
               items: {
-                type: 'object', required: ['destinationId', 'state', 'tier', 'nextAttemptAt', 'deadLetterReason', 'attempts'],
+                type: 'object', required: ['destinationId', 'state', 'tier', 'nextAttemptAt', 'deadLetterReason', 'retryPolicy', 'attempts'],
                 properties: {
                   destinationId: { type: 'string' },
                   state: { enum: ['pending', 'delivered', 'retrying', 'dead_lettered', 'filtered'] },
@@ -63,14 +67,17 @@ export function openApiDocument(): Record<string, unknown> {
                   nextAttemptAt: { type: ['string', 'null'], format: 'date-time', description: 'retrying: earliest time of the next attempt' },
                   deadLetterReason: { type: ['string', 'null'] },
                   filterReason: { type: ['string', 'null'], description: 'filtered: integrations (the call\'s integrations map) or filter (the destination\'s event filter); else null' },
+                  retryPolicy: { enum: ['default', 'destination', null], description: 'The retry policy of the last attempt: default (the deployment\'s) or destination (its own retry setting); null before any attempt' },
                   attempts: {
                     type: 'array', description: 'Oldest first; one entry per URL tried (urlIndex -1: no request was made)',
                     items: {
-                      type: 'object', required: ['attempt', 'urlIndex', 'at', 'tier', 'outcome', 'status', 'error', 'latencyMs'],
+                      type: 'object', required: ['attempt', 'urlIndex', 'at', 'tier', 'outcome', 'status', 'error', 'latencyMs', 'retryPolicy', 'retryStep'],
                       properties: {
                         attempt: { type: 'integer', description: 'from 1' }, urlIndex: { type: 'integer' }, at: iso, tier: { type: 'integer', description: 'where the task was read from: 0 delivery topic, N retry tier N' },
                         outcome: { enum: ['delivered', 'retry_scheduled', 'dead_lettered', 'deferred'], description: 'what happened to the task after this attempt' },
                         status: { type: ['integer', 'null'] }, error: { type: ['string', 'null'], description: 'error class without a response: timeout, connect, reset, tls, dns, circuit_open, overloaded, ...' }, latencyMs: { type: 'integer' },
+                        retryPolicy: { enum: ['default', 'destination'], description: 'which retry policy applied (records written before it was recorded read as default)' },
+                        retryStep: { type: ['integer', 'null'], description: 'retry_scheduled / deferred: which of the policy\'s tiers (from 1) set the wait; else null' },
                       },
                     },
                   },
@@ -115,15 +122,24 @@ export function openApiDocument(): Record<string, unknown> {
         },
         SigningSecretInfo: { type: 'object', required: ['id', 'createdAt', 'expiresAt'], properties: { id: { type: 'string' }, createdAt: iso, expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'When it stops signing; null for the current secret' } } },
         SigningSecretValue: { type: 'object', required: ['id', 'secret', 'createdAt'], properties: { id: { type: 'string' }, secret: { type: 'string', description: 'whsec_ + base64 of 32 random bytes' }, createdAt: iso } },
+        NotificationEndpoint: {
+          type: 'object', required: ['id', 'url', 'eventTypes', 'enabled', 'createdAt', 'updatedAt'],
+          properties: { id: { type: 'string' }, url: { type: 'string' }, eventTypes: { type: 'array', items: { enum: [...NOTIFICATION_TYPES] } }, enabled: { type: 'boolean' }, createdAt: iso, updatedAt: iso },
+        },
         Destination: {
           type: 'object', required: ['id', 'sourceId', 'name', 'type', 'enabled', 'settings', 'filter', 'signing', 'createdAt', 'updatedAt'],
           properties: {
             id: { type: 'string' }, sourceId: { type: 'string' }, name: { type: 'string' }, type: { const: 'webhooks' }, enabled: { type: 'boolean' },
+            disabledReason: { type: ['string', 'null'], enum: ['failing', null], description: 'failing: Switchyard disabled it because every attempt failed for SWITCHYARD_DISABLE_AFTER; cleared by enabling it again' },
+            disabledAt: { type: ['string', 'null'], format: 'date-time', description: 'When Switchyard disabled it' },
             settings: {
               type: 'object', required: ['sharedSecret', 'webhooks'],
               properties: {
                 sharedSecret: { type: ['string', 'null'], description: 'Masked as ******** when set' },
-                webhooks: { type: 'array', maxItems: 5, items: { type: 'object', required: ['url', 'headers'], properties: { url: { type: 'string' }, headers: { type: 'object', description: 'Values masked as ******** for tokens without the admin scope', additionalProperties: { type: 'string' } } } } },
+                webhooks: { type: 'array', maxItems: 5, items: { type: 'object', required: ['url', 'headers', 'clientCertificate'], properties: {
+                  url: { type: 'string' }, headers: { type: 'object', description: 'Values masked as ******** for tokens without the admin scope', additionalProperties: { type: 'string' } },
+                  clientCertificate: { oneOf: [{ type: 'object', required: ['set'], properties: { set: { const: true } } }, { type: 'null' }], description: 'Mutual TLS: {"set": true} when a client certificate is stored for this URL; the certificate and key are never returned' },
+                } } },
               },
             },
             filter: freeForm('The event filter ({types?, events?, where?}), null when every call goes through', true),
@@ -134,6 +150,14 @@ export function openApiDocument(): Record<string, unknown> {
                 secrets: { type: 'array', description: 'The secrets signing now (values never shown): the current one (expiresAt null) and those in a rotation\'s grace period', items: { $ref: '#/components/schemas/SigningSecretInfo' } },
                 newSecret: { $ref: '#/components/schemas/SigningSecretValue', description: 'Only in the response of the create or update that generated it: its value, shown once' },
               },
+            },
+            retry: {
+              type: ['object', 'null'], required: ['tiers', 'deadline'], description: 'The destination\'s own retry policy; null: the deployment\'s (SWITCHYARD_RETRY_TIERS, SWITCHYARD_RETRY_DEADLINE)',
+              properties: { tiers: { type: 'array', items: { type: 'string' }, description: 'The wait before each retry (the last repeats), e.g. 30s, 5m' }, deadline: { type: 'string', description: 'How long after the first attempt tasks are tried, e.g. 4h' } },
+            },
+            rateLimit: {
+              type: ['object', 'null'], required: ['perSecond'], description: 'At most perSecond requests a second over every delivery instance; tasks over it wait (held, not failed). null: no limit',
+              properties: { perSecond: { type: 'integer', minimum: 1, maximum: 10_000 } },
             },
             createdAt: iso, updatedAt: iso,
           },
@@ -204,6 +228,22 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/destinations': {
         get: { summary: 'List destinations', parameters: [{ name: 'sourceId', in: 'query', required: false, schema: { type: 'string' } }], responses: { 200: list('destinations', 'Destination', 'Destinations'), 401: errors[401] } },
         post: { summary: 'Create a webhooks destination', requestBody: body(destinations.create), responses: { 201: json('Destination', 'Created'), 400: errors[400], 401: errors[401] } },
+      },
+      '/v1/notification-endpoints': {
+        get: { summary: 'List notification endpoints', responses: { 200: list('notificationEndpoints', 'NotificationEndpoint', 'Notification endpoints'), 401: errors[401] } },
+        post: {
+          summary: 'Create a notification endpoint: it receives Standard-Webhooks-signed {type, timestamp, data} for the event types named (destination.disabled, destination.failing, message.dead_lettered, replay.completed)',
+          requestBody: body(notificationEndpointSchema(new AddressPolicy([]))),
+          responses: {
+            201: { description: 'Created; signingSecret (whsec_) is shown in this response only', content: { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/NotificationEndpoint' }, { type: 'object', required: ['signingSecret'], properties: { signingSecret: { $ref: '#/components/schemas/SigningSecretValue' } } }] } } } },
+            400: errors[400], 401: errors[401],
+          },
+        },
+      },
+      '/v1/notification-endpoints/{id}': {
+        parameters: idParam,
+        get: { summary: 'Get a notification endpoint', responses: { 200: json('NotificationEndpoint', 'The notification endpoint'), 401: errors[401], 404: errors[404] } },
+        delete: { summary: 'Delete a notification endpoint', responses: { 204: { description: 'Deleted' }, 401: errors[401], 404: errors[404] } },
       },
       '/v1/destinations/{id}/secrets/rotate': {
         parameters: idParam,
@@ -277,7 +317,7 @@ export function openApiDocument(): Record<string, unknown> {
       '/v1/destinations/{id}': {
         parameters: idParam,
         get: { summary: 'Get a destination', responses: { 200: json('Destination', 'The destination'), ...errors } },
-        patch: { summary: 'Update a destination (omitted fields unchanged; sharedSecret null removes it)', requestBody: body(destinations.patch), responses: { 200: json('Destination', 'Updated'), ...errors } },
+        patch: { summary: 'Update a destination (omitted fields unchanged; sharedSecret null removes it; a webhook without clientCertificate keeps the one stored for its URL, null removes it)', requestBody: body(destinations.patch), responses: { 200: json('Destination', 'Updated'), ...errors } },
         delete: { summary: 'Delete a destination', responses: { 204: { description: 'Deleted' }, 401: errors[401], 404: errors[404] } },
       },
       ...tokenPaths({ errors, json, list }),

@@ -64,14 +64,18 @@ export class ReplayIndex {
   private readonly progress = new Map<string, ReplayProgress>();
   private follower: { stop(): Promise<void> } | undefined;
 
-  constructor(private readonly opts: { kafka: Kafka; codec: AvroCodec; topic: string; logger: Logger; producer: Pick<Producer, 'send'> }) {}
+  /** `onProgress` hears of every progress record read (notifications: notifier.ts). */
+  constructor(private readonly opts: { kafka: Kafka; codec: AvroCodec; topic: string; logger: Logger; producer: Pick<Producer, 'send'>; onProgress?: (replay: Replay | undefined, progress: ReplayProgress) => void }) {}
 
   async start(): Promise<void> {
     this.follower = await followTopic({
       ...this.opts, label: 'replay-index', from: 'beginning',
       onRecord: (decoded) => {
         if (decoded.name === 'io.switchyard.pipeline.Replay') this.replays.set(decoded.value.id, decoded.value);
-        else if (decoded.name === 'io.switchyard.pipeline.ReplayProgress') this.addProgress(decoded.value);
+        else if (decoded.name === 'io.switchyard.pipeline.ReplayProgress') {
+          this.addProgress(decoded.value);
+          this.opts.onProgress?.(this.replays.get(decoded.value.id), decoded.value);
+        }
       },
     });
   }

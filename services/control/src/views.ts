@@ -1,8 +1,11 @@
 import type { Destination, Source } from '@switchyard/platform/config-view/config-state';
+import { retryPolicyText } from '@switchyard/platform/destination-retry';
+import type { ClientCertificate, Webhook } from '@switchyard/platform/schemas/generated';
 import { activeSigningSecrets, newSigningSecret, type SigningSecret } from '@switchyard/platform/signing/standard-webhooks';
 
 /**
- * The API's JSON shapes of stored records: ISO timestamps, the shared secret never shown.
+ * The API's JSON shapes of stored records: ISO timestamps, the shared secret and client
+ * certificates never shown (a webhook's `clientCertificate` is `{"set": true}` or null).
  * `credentials` (admin tokens only: scopes.ts, Access) decides whether write keys and webhook
  * header values are shown; other tokens see each masked, so they can read the configuration
  * without being able to send events or call a receiver as Switchyard does.
@@ -21,14 +24,41 @@ export function sourceView(s: Source, credentials = true) {
 export function destinationView(d: Destination, now = Date.now(), credentials = true) {
   return {
     id: d.id, sourceId: d.sourceId, name: d.name, type: d.type, enabled: d.enabled,
-    settings: { sharedSecret: d.sharedSecret === null ? null : MASKED_SECRET, webhooks: d.webhooks.map((w) => ({ url: w.url, headers: credentials ? { ...w.headers } : Object.fromEntries(Object.keys(w.headers).map((name) => [name, MASKED_SECRET])) })) },
+    disabledReason: d.disabledReason, disabledAt: d.disabledAt === null ? null : iso(d.disabledAt),
+    settings: { sharedSecret: d.sharedSecret === null ? null : MASKED_SECRET, webhooks: d.webhooks.map((w) => webhookView(w, credentials)) },
     filter: d.filter === null ? null : JSON.parse(d.filter) as unknown,
     signing: {
       standard: d.standardSignatures,
       secrets: activeSigningSecrets(d.signingSecrets, now).map((s) => ({ id: s.id, createdAt: iso(s.createdAt), expiresAt: s.expiresAt === null ? null : iso(s.expiresAt) })),
     },
+    retry: d.retry === null ? null : retryPolicyText(d.retry),
+    rateLimit: d.rateLimit,
     createdAt: iso(d.createdAt), updatedAt: iso(d.updatedAt),
   };
+}
+
+function webhookView(w: Webhook, credentials: boolean) {
+  return {
+    url: w.url,
+    headers: credentials ? { ...w.headers } : Object.fromEntries(Object.keys(w.headers).map((name) => [name, MASKED_SECRET])),
+    clientCertificate: w.clientCertificate === null ? null : { set: true as const },
+  };
+}
+
+/** A webhook as a request gives it: `clientCertificate` absent, null (none) or a new one. */
+export interface WebhookInput { url: string; headers: Record<string, string>; clientCertificate?: ClientCertificate | null | undefined }
+
+/**
+ * Webhooks as stored after a request. A client certificate is write-only, so a client that sends
+ * the webhooks list back cannot include it: left out, it keeps the one stored for the same URL
+ * (a certificate belongs to its receiver, so a changed URL starts without one); null removes it.
+ */
+export function storedWebhooks(input: readonly WebhookInput[], current: readonly Webhook[] = []): Webhook[] {
+  const stored = new Map(current.map((w) => [w.url, w.clientCertificate]));
+  return input.map(({ url, headers, clientCertificate }) => ({
+    url, headers,
+    clientCertificate: clientCertificate === undefined ? stored.get(url) ?? null : clientCertificate === null ? null : { cert: clientCertificate.cert, key: clientCertificate.key },
+  }));
 }
 
 /** A secret's value, shown once: in the response that created it. */

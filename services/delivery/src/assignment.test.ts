@@ -14,7 +14,7 @@ function setup(groupOffsets: () => Promise<Map<string, bigint>>, answer: () => P
   const sent: string[] = [];
   const task = { taskId: 'm1:d1', destinationId: 'd1', notBefore: null } as unknown as DeliveryTask;
   const codec = { decodeKnown: () => ({ name: 'io.switchyard.pipeline.DeliveryTask', value: task }) } as unknown as AvroCodec;
-  const runner = { circuitOpen: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); await answer(); } } as unknown as TaskRunner;
+  const runner = { rateLimitOf: () => undefined, circuitOpen: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); await answer(); } } as unknown as TaskRunner;
   const delivery = deliveryOver(consumer, codec, runner, { maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10 }, groupOffsets);
   return { consumer, delivery, sent };
 }
@@ -91,7 +91,7 @@ describe('DeliveryConsumer: an attempt that fails across a freeze', () => {
     const task = { taskId: 'm1:d1', destinationId: 'd1', notBefore: null } as unknown as DeliveryTask;
     const codec = { decodeKnown: () => ({ name: 'io.switchyard.pipeline.DeliveryTask', value: task }) } as unknown as AvroCodec;
     const runner = {
-      circuitOpen: () => false,
+      rateLimitOf: () => undefined, circuitOpen: () => false,
       run: async (_task: DeliveryTask, mayFollowUp: () => Promise<boolean>) => { await answered.promise; const may = await mayFollowUp(); followUps.push(may); return may; },
     } as unknown as TaskRunner;
     const delivery = deliveryOver(consumer, codec, runner, { maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10 });

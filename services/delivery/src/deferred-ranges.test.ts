@@ -55,3 +55,25 @@ describe('deferred ranges', () => {
     assert.deepEqual([resumed.attempt, resumed.firstAttemptAt, resumed.deadline, resumed.lastError, resumed.taskId], [3, 100, 200, 'circuit_open', 'm:a']);
   });
 });
+
+describe('held ranges (rate limit)', () => {
+  const fresh = (destinationId: string, taskId: string): DeliveryTask => ({
+    taskId, messageId: taskId, sourceId: 's', destinationId, eventType: 'track', userKey: 'u', body: '{}', receivedAt: 0, createdAt: 0,
+    attempt: 0, firstAttemptAt: null, deadline: null, notBefore: null, pendingUrls: null, lastStatus: null, lastError: null,
+  });
+
+  it('a range is all holds or all deferrals: a task of the other kind closes it (only deferrals count an attempt)', () => {
+    const ranges = new BatchRanges('delivery', 0);
+    assert.equal(ranges.add(fresh('d', 'a'), '1', 'rate_limited'), undefined);
+    assert.equal(ranges.add(fresh('d', 'b'), '2', 'rate_limited'), undefined);
+    const closed = ranges.add(fresh('d', 'c'), '3', 'circuit_open');
+    assert.deepEqual(closed?.offsets, ['1', '2']);
+    assert.deepEqual(ranges.drain().map((r) => r.reasons), [['circuit_open']]);
+  });
+
+  it('a held range (attempt 0) runs its tasks as fan-out wrote them: no attempt, no deadline', () => {
+    const task = fresh('d', 'a');
+    assert.deepEqual(resumedFromRange(task, { attempt: 0, firstAttemptAt: 0, deadline: 0, lastError: 'rate_limited' }), task);
+    assert.equal(resumedFromRange(task, { attempt: 2, firstAttemptAt: 5, deadline: 10, lastError: 'circuit_open' }).deadline, 10);
+  });
+});

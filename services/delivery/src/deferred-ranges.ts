@@ -1,7 +1,18 @@
 import type { DeferredRange, DeliveryTask } from '@switchyard/platform/schemas/generated';
 
-/** Why a task is deferred without a request. */
-export type DeferReason = 'circuit_open' | 'overloaded';
+/**
+ * Why a task is set aside without a request: its destination refuses (`circuit_open`,
+ * `overloaded`: a deferral, which counts as an attempt) or is over its rate limit (`rate_limited`:
+ * held, which does not; docs/decisions/0018-destination-rate-limits.md).
+ */
+export type DeferReason = RefusalReason | 'rate_limited';
+/** Why a destination takes no request now. */
+export type RefusalReason = 'circuit_open' | 'overloaded';
+
+/** A hold, not a failed attempt. */
+export function isHold(reason: DeferReason): boolean {
+  return reason === 'rate_limited';
+}
 
 /**
  * Tasks of one destination deferred from one fetched batch of a delivery-topic partition, to be
@@ -49,11 +60,15 @@ export class BatchRanges {
     return this.open.size;
   }
 
-  /** Adds a deferred task; returns a range it closed (full, or too wide to take it), to be written now. */
+  /**
+   * Adds a deferred task; returns a range it closed (full, too wide to take it, or of the other
+   * kind: a range is all holds or all deferrals, since only deferrals count an attempt), to be
+   * written now.
+   */
   add(task: DeliveryTask, offset: string, reason: DeferReason): PendingRange | undefined {
     const key = task.destinationId;
     const range = this.open.get(key);
-    if (range && Number(offset) - Number(range.from) < MAX_RANGE_SPAN) {
+    if (range && Number(offset) - Number(range.from) < MAX_RANGE_SPAN && isHold(range.reasons[0]!) === isHold(reason)) {
       range.to = offset;
       range.tasks.push(task);
       range.offsets.push(offset);
@@ -89,7 +104,11 @@ export function restOfRange(range: DeferredRange, fromOffset: number, tasks: num
   return { ...range, fromOffset, tasks, heldOffsets: range.heldOffsets ? range.heldOffsets.filter((o) => o >= fromOffset) : null };
 }
 
-/** A task of a range as it is run again: the range's attempt count, first attempt and deadline. */
+/**
+ * A task of a range as it is run again: the range's attempt count, first attempt and deadline. A
+ * range of attempt 0 was only held (rate limit): its tasks are as fan-out wrote them.
+ */
 export function resumedFromRange(task: DeliveryTask, range: Pick<DeferredRange, 'attempt' | 'firstAttemptAt' | 'deadline' | 'lastError'>): DeliveryTask {
+  if (range.attempt === 0) return task;
   return { ...task, attempt: range.attempt, firstAttemptAt: range.firstAttemptAt, deadline: range.deadline, lastError: range.lastError };
 }

@@ -18,7 +18,7 @@ describe('DeliveryConsumer and a schema registry that does not answer', () => {
     const setAside: string[] = [];
     const sent: string[] = [];
     const codec = { decodeKnown: () => undefined, decode: lookup } as unknown as AvroCodec;
-    const runner = { circuitOpen: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); } } as unknown as TaskRunner;
+    const runner = { rateLimitOf: () => undefined, circuitOpen: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); } } as unknown as TaskRunner;
     const delivery = new DeliveryConsumer({
       consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], deliveryTopic: TOPIC, readRange: async () => [], metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
       logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
@@ -64,7 +64,7 @@ describe('DeliveryConsumer deferrals', () => {
       },
     } as unknown as AvroCodec;
     const runner = {
-      circuitOpen: (t: DeliveryTask) => t.destinationId === 'hung',
+      rateLimitOf: () => undefined, circuitOpen: (t: DeliveryTask) => t.destinationId === 'hung',
       defer: () => { deferred++; return new Promise<void>(() => undefined); }, // retry writes that take a while
       run: async (t: DeliveryTask) => { sent.push(t.taskId); },
     } as unknown as TaskRunner;

@@ -12,6 +12,7 @@ import { PartitionOffsets, type OffsetTracker } from './offset-tracker.js';
 import { PauseControl } from './pause-control.js';
 import { RangeReplay } from './range-replay.js';
 import { RangeTasks, REGISTRY_RETRY_MS } from './range-tasks.js';
+import { RateLimits, rateShare, WAIT_IN_MEMORY_MS } from './rate-limits.js';
 import { StallDetector } from './stall-detector.js';
 import type { TaskRunner } from './task-runner.js';
 import { TaskSlots } from './task-slots.js';
@@ -61,6 +62,18 @@ export interface DeliveryConsumerOptions {
    * may have committed past that point, and what lies below the group's offset is done.
    */
   groupOffsets?: (topics: string[]) => Promise<Map<string, bigint>>;
+  /**
+   * The delivery topic and every retry tier, whichever this instance reads: a destination's rate
+   * limit is shared by the partitions of these each instance holds (rate-limits.ts, rateShare).
+   */
+  rateShareTopics?: string[];
+  /**
+   * The partition count of each topic (read at start and at every assignment, since setup may add
+   * partitions). Absent (unit tests), this instance is the only one: its share is the whole limit.
+   */
+  partitionCounts?: (topics: string[]) => Promise<Map<string, number>>;
+  /** How long a task held by its rate limit waits in the first tier (that tier's delay; 10 s when absent). */
+  holdMs?: number;
 }
 
 /**
@@ -94,6 +107,9 @@ export class DeliveryConsumer {
   private readonly group: GroupAssignment;
   /** Deferred tasks and ranges, and ranges that fell due run again. */
   private readonly replay: RangeReplay;
+  /** Destination rate limits at this instance's share of the partitions. */
+  private readonly rates: RateLimits;
+  private partitionCounts = new Map<string, number>();
   private stopping = false;
   /** The eachBatch call running now, if any: stop() waits for it to return. */
   private batchRunning: Promise<void> | undefined;
@@ -107,16 +123,21 @@ export class DeliveryConsumer {
     this.pauses = new PauseControl({ consumer, metrics: opts.metrics, clock, stalls: this.stalls, perDestination: this.slots.perDestination, maxWaitingPerDestination: opts.maxWaitingPerDestination, stopping });
     this.commits = new CommitScheduler({ consumer, offsets: this.offsets, commitIntervalMs: opts.commitIntervalMs, logger, clock, stopping });
     this.group = new GroupAssignment({ consumer, offsets: this.offsets, logger, clock, ...(opts.groupOffsets ? { groupOffsets: opts.groupOffsets } : {}), stopping });
+    this.rates = new RateLimits({ clock });
+    opts.metrics.countRateLimitWaiting(() => this.rates.waiting);
     const rangeTasks = new RangeTasks({ codec: opts.codec, logger, setAside: opts.setAside, registryUnavailable: (err) => this.registryUnavailable(err), stopping });
     this.replay = new RangeReplay({
       runner: opts.runner, readRange: opts.readRange, metrics: opts.metrics, logger, clock, slots: this.slots, pauses: this.pauses, commits: this.commits,
-      group: this.group, stalls: this.stalls, rangeTasks, runInSlots: (task, held) => this.runInSlots(task, held), stopping,
+      group: this.group, stalls: this.stalls, rangeTasks, rates: this.rates, holdMs: opts.holdMs ?? 10_000, runInSlots: (task, held) => this.runInSlots(task, held), stopping,
     });
     opts.metrics.countInFlight(() => this.slots.global.active);
   }
 
   async start(): Promise<void> {
     const { consumer } = this.opts;
+    // Before the first assignment: without the counts this instance's share is 0 and it would hold
+    // every rate-limited task it reads.
+    this.partitionCounts = await this.readPartitionCounts();
     for (const topic of this.opts.topics) await consumer.subscribe({ topic, fromBeginning: true });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.onAssignment(payload.memberId, payload.memberAssignment));
     this.group.listenForHeartbeats();
@@ -218,6 +239,15 @@ export class DeliveryConsumer {
             }
             deferReason = 'overloaded';
           }
+          // Over its rate limit: the task waits in memory for a token (up to WAIT_IN_MEMORY_MS),
+          // or is held like a deferral, without an attempt; the partition flows on either way.
+          let tokenAt: number | undefined;
+          const perSecond = deferReason ? undefined : this.opts.runner.rateLimitOf(task.destinationId);
+          if (perSecond !== undefined) {
+            const decision = this.rates.decide(task.destinationId, perSecond, WAIT_IN_MEMORY_MS);
+            if (decision.action === 'hold') deferReason = 'rate_limited';
+            else if (decision.action === 'wait') tokenAt = decision.at;
+          }
           if (deferReason && ranges && mayJoinRange(task)) {
             // Fresh tasks stay in the delivery topic: one tier record for the batch's run of them.
             if (this.stopping) return;
@@ -232,6 +262,13 @@ export class DeliveryConsumer {
             if (ended) this.replay.writeRange(ended, tracker);
           }
           if (deferReason) deferral = () => this.replay.deferTask(task, deferReason, tracker, message.offset);
+          else if (tokenAt !== undefined) {
+            tracker.track(message.offset);
+            resolved = message.offset;
+            this.slots.taskStarted();
+            void this.dispatchAt(tokenAt, task, tracker, message.offset, `${topic}:${partition}`);
+            continue;
+          }
         }
         if (deferral) {
           if (this.stopping) return;
@@ -327,6 +364,32 @@ export class DeliveryConsumer {
   }
 
   /**
+   * Dispatches a task once its rate limit's token comes (`at`), taking a global slot only then: a
+   * waiting task holds none, so healthy destinations' tasks never wait behind it. If its partition
+   * moved meanwhile it is dropped unsent (the next owner reads it again); if this instance lost its
+   * share, it is held in the first tier.
+   */
+  private async dispatchAt(at: number, task: DeliveryTask, tracker: OffsetTracker, offset: string, held: string): Promise<void> {
+    const heldSince = this.group.heldSinceOf(held);
+    const token = await this.replay.awaitReserved(at, task.destinationId, held, heldSince);
+    if (token === 'hold') {
+      try {
+        await this.opts.runner.hold(task);
+        tracker.complete(offset);
+        this.commits.requestCommit();
+      } catch (err) {
+        this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished');
+      } finally {
+        this.slots.taskEnded();
+      }
+      return;
+    }
+    if (token !== 'go' || !(await this.slots.acquireUnlessStopping())) { this.slots.taskEnded(); return; }
+    if (!this.group.stillHeld(held, heldSince)) { this.slots.finished(); return; }
+    await this.dispatch(task, tracker, offset, held);
+  }
+
+  /**
    * Runs a task holding a global slot (taken by the caller, released here); true once it reached an
    * outcome. `held` is the partition whose offset finishes the task (the tier's, for a range's task).
    */
@@ -365,12 +428,30 @@ export class DeliveryConsumer {
    */
   private onAssignment(memberId: string, assignment: Record<string, number[]>): void {
     const assigned = this.group.assign(memberId, assignment);
+    const generation = this.group.generation;
     this.pauses.retainOnly(assigned);
+    // At once with the counts known, then again with fresh ones (setup may have added partitions,
+    // which only lowers a share).
+    this.rates.setShare(this.shareOf(assigned));
+    this.readPartitionCounts().then((counts) => {
+      this.partitionCounts = counts;
+      if (this.group.generation === generation) this.rates.setShare(this.shareOf(assigned));
+    }, (err: unknown) => this.opts.logger.warn({ err }, 'could not read the partition counts: rate limit shares stay as they were'));
     for (const key of [...this.lagByPartition.keys()]) if (!assigned.has(key)) this.lagByPartition.delete(key);
     this.commits.newGeneration(); // a new generation: its commits have not failed yet
     // A partition paused before the rebalance and handed back has no timer any more: read it again.
     if (this.stopping) return;
     this.pauses.resumeStale();
+  }
+
+  /** The partition counts rate limit shares are computed from. */
+  private readPartitionCounts(): Promise<Map<string, number>> {
+    return this.opts.partitionCounts ? this.opts.partitionCounts(this.opts.rateShareTopics ?? this.opts.topics) : Promise.resolve(new Map());
+  }
+
+  /** This instance's share of every rate limit with `assigned` (the whole limit without partitionCounts). */
+  private shareOf(assigned: Iterable<string>): number {
+    return this.opts.partitionCounts ? rateShare(assigned, this.partitionCounts) : 1;
   }
 
   private reportLag(topic: string): void {

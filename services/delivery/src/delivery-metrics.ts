@@ -1,6 +1,9 @@
 import { Counter, Gauge, Histogram, initialiseCounter, LATENCY_BUCKETS, type Registry } from '@switchyard/platform/metrics';
 import { DEAD_LETTER_REASONS } from './outcome.js';
 
+/** Label `policy` of delivery_retries_total: which retry policy chose the wait. */
+const RETRY_POLICY_SOURCES = ['default', 'destination'] as const;
+
 /** What happens to deferred ranges (label `event` of delivery_deferred_ranges_total). */
 export const DEFERRED_RANGE_EVENTS = ['written', 'deferred_again', 'read', 'rest_written', 'lost'] as const;
 export type DeferredRangeEvent = (typeof DEFERRED_RANGE_EVENTS)[number];
@@ -17,6 +20,7 @@ export const ATTEMPT_RECORD_RESULTS = ['written', 'dropped_overflow', 'dropped_s
 export function deliveryMetrics(registry: Registry, known: { retryTiers: number }) {
   // Read at each scrape rather than set twice per task.
   let inFlightNow = (): number => 0;
+  let rateLimitWaitingNow = (): number => 0;
   const metrics = {
     /** Where delivery_in_flight_tasks is read from (the consumer's global slots in use). */
     countInFlight(source: () => number): void { inFlightNow = source; },
@@ -25,18 +29,24 @@ export function deliveryMetrics(registry: Registry, known: { retryTiers: number 
     endToEndSeconds: new Histogram({ name: 'delivery_end_to_end_seconds', help: 'From receivedAt at ingest to a 2xx from the webhook', buckets: [...LATENCY_BUCKETS, 60, 300, 1800, 3600, 14400], registers: [registry] }),
     delivered: new Counter({ name: 'delivery_tasks_delivered_total', help: 'Tasks a webhook accepted, by destination', labelNames: ['destination'], registers: [registry] }),
     inFlight: new Gauge({ name: 'delivery_in_flight_tasks', help: 'Tasks admitted and not yet finished', registers: [registry], collect() { this.set(inFlightNow()); } }),
-    retries: new Counter({ name: 'delivery_retries_total', help: 'Tasks sent to a retry tier, by tier', labelNames: ['tier'], registers: [registry] }),
+    retries: new Counter({ name: 'delivery_retries_total', help: 'Tasks sent to a retry tier, by tier and by the retry policy that chose the wait (default, or the destination\'s own)', labelNames: ['tier', 'policy'], registers: [registry] }),
     deadLetters: new Counter({ name: 'delivery_dead_letters_total', help: 'Tasks dead-lettered, by reason', labelNames: ['reason'], registers: [registry] }),
     breakerOpen: new Gauge({ name: 'delivery_breaker_open', help: 'Endpoints (by destination) whose circuit is open or half-open', labelNames: ['destination'], registers: [registry] }),
     lag: new Gauge({ name: 'delivery_consumer_lag', help: 'Records between the consumed position and the high watermark, by topic', labelNames: ['topic'], registers: [registry] }),
     attemptRecords: new Counter({ name: 'delivery_attempt_records_total', help: 'Trace records of attempts (delivery-attempts topic): written, dropped_overflow (buffer full, oldest dropped), dropped_send_failed', labelNames: ['result'], registers: [registry] }),
     deferredRanges: new Counter({ name: 'delivery_deferred_ranges_total', help: 'Ranges of deferred tasks (one tier record each): written (first deferral), deferred_again (still refusing when due), read (tasks run again), rest_written (what a shutdown left of a run, written back), lost (no longer in the delivery topic)', labelNames: ['event'], registers: [registry] }),
     registryUnavailable: new Counter({ name: 'delivery_registry_unavailable_total', help: 'Lookups of a writer schema the schema registry did not answer: the record was read again later, not set aside', registers: [registry] }),
+    rateLimited: new Counter({ name: 'delivery_rate_limited_total', help: 'Tasks of rate-limited destinations (by destination) over their limit: waited (in memory, up to 1 s) or held (set aside in the first retry tier, no attempt counted)', labelNames: ['destination', 'action'], registers: [registry] }),
+    rateLimitWaiting: new Gauge({ name: 'delivery_rate_limit_waiting_tasks', help: 'Tasks waiting in memory for a token of their destination\'s rate limit', registers: [registry], collect() { this.set(rateLimitWaitingNow()); } }),
+    /** Where delivery_rate_limit_waiting_tasks is read from. */
+    countRateLimitWaiting(source: () => number): void { rateLimitWaitingNow = source; },
+    notifications: new Counter({ name: 'delivery_notifications_total', help: 'Attempts of notification tasks (notification endpoints): delivered, failed (retried or dead-lettered)', labelNames: ['outcome'], registers: [registry] }),
     waiting: new Gauge({ name: 'delivery_tier_waiting_partitions', help: 'Retry-tier partitions paused until their head record is due', registers: [registry] }),
   };
   initialiseCounter(metrics.deadLetters, { reason: DEAD_LETTER_REASONS });
-  initialiseCounter(metrics.retries, { tier: Array.from({ length: known.retryTiers }, (_, i) => i + 1) });
+  initialiseCounter(metrics.retries, { tier: Array.from({ length: known.retryTiers }, (_, i) => i + 1), policy: RETRY_POLICY_SOURCES });
   initialiseCounter(metrics.deferredRanges, { event: DEFERRED_RANGE_EVENTS });
+  initialiseCounter(metrics.notifications, { outcome: ['delivered', 'failed'] });
   return metrics;
 }
 

@@ -5,7 +5,7 @@ import { hostname } from 'node:os';
 import { z } from 'zod';
 import { loadConfig, commonEnv, env, retryEnv } from '@switchyard/platform/config';
 import { unreadableRecord } from '@switchyard/platform/codec/invalid-event';
-import { DestinationStates, followDestinationStates } from '@switchyard/platform/holds/destination-states';
+import { DestinationStates, followDestinationStates, healthKey } from '@switchyard/platform/holds/destination-states';
 import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
 import { groupIds } from '@switchyard/platform/kafka/groups';
@@ -23,6 +23,7 @@ import { DeliveryConsumer } from './delivery-consumer.js';
 import { deliveryMetrics } from './delivery-metrics.js';
 import { FailedAttemptLog } from './failed-attempt-log.js';
 import { startAttemptRecorder } from './attempt-recorder.js';
+import { HealthPublisher } from './health-publisher.js';
 import { RefusalPublisher } from './refusal-publisher.js';
 import { TaskRunner } from './task-runner.js';
 import { WebhookClient } from './webhook-client.js';
@@ -70,7 +71,7 @@ runMain('delivery', async () => {
   await runtime.listen(config.HOST, config.DELIVERY_PORT);
   const clients = await connectPipeline(runtime, config, [
     'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.DeferredRange', 'io.switchyard.pipeline.DeadLetter', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.TraceRecords',
-    'io.switchyard.pipeline.DestinationState',
+    'io.switchyard.pipeline.DestinationState', 'io.switchyard.pipeline.DestinationHealth',
   ]);
   const { kafka, producer, codec, topics } = clients;
   const view = await startConfigView(runtime, clients);
@@ -84,11 +85,17 @@ runMain('delivery', async () => {
   const sweep = setInterval(() => failures.sweep(), 10_000).unref();
   runtime.lifecycle.onShutdown('failed-attempt-log', () => { clearInterval(sweep); failures.flush(); });
   // Destinations refusing every request are reported to fan-out, which then holds their tasks.
+  // And each destination's failing clock, which control disables failing destinations by.
+  const writer = `${hostname()}-${process.pid}`;
+  const health = new HealthPublisher({
+    writer, clock: Date.now, logger: runtime.logger,
+    write: (h) => batcher.submit([{ topic: topics.destinationState, key: healthKey(h.destinationId), value: codec.encode('io.switchyard.pipeline.DestinationHealth', h) }]).acked,
+  });
   const states = new DestinationStates();
-  const stateFollower = await followDestinationStates({ kafka, codec, topic: topics.destinationState, logger: runtime.logger, states });
+  const stateFollower = await followDestinationStates({ kafka, codec, topic: topics.destinationState, logger: runtime.logger, states, onHealth: (h) => health.apply(h) });
   runtime.lifecycle.onShutdown('destination-states', () => stateFollower.stop());
   const refusals = new RefusalPublisher({
-    states, writer: `${hostname()}-${process.pid}`, clock: Date.now, logger: runtime.logger,
+    states, writer, clock: Date.now, logger: runtime.logger,
     write: (state) => batcher.submit([{ topic: topics.destinationState, key: state.destinationId, value: codec.encode('io.switchyard.pipeline.DestinationState', state) }]).acked,
   });
   let stopping = false;
@@ -96,7 +103,7 @@ runMain('delivery', async () => {
     config: view.state, client, codec, producer: batcher, topics, metrics, logger: runtime.logger, clock: Date.now,
     breaker: new CircuitBreaker({ failureThreshold: config.DELIVERY_BREAKER_THRESHOLD, openMs: config.DELIVERY_BREAKER_OPEN, now: Date.now }),
     policy: validateRetryPolicy({ tiersMs: config.SWITCHYARD_RETRY_TIERS, deadlineMs: config.SWITCHYARD_RETRY_DEADLINE }),
-    stopping: () => stopping, recordAttempt, failures, refusals,
+    stopping: () => stopping, recordAttempt, failures, refusals, health,
   });
 
   // Short sessions: a replacement takes over a crashed instance's partitions within seconds.
@@ -125,6 +132,13 @@ runMain('delivery', async () => {
     consumer, codec, runner, metrics, logger: runtime.logger, clock: Date.now,
     topics: config.DELIVERY_READS === 'main' ? [topics.delivery] : config.DELIVERY_READS === 'retries' ? tierTopics : [topics.delivery, ...tierTopics],
     deliveryTopic: topics.delivery,
+    // Every delivery partition counts for the rate limit shares, read here or by the other group.
+    rateShareTopics: [topics.delivery, ...tierTopics],
+    partitionCounts: async (names) => {
+      const { topics: found } = await admin.fetchTopicMetadata({ topics: names });
+      return new Map(found.map((t) => [t.name, t.partitions.length]));
+    },
+    holdMs: config.SWITCHYARD_RETRY_TIERS[0]!,
     readRange: (topic, partition, from, to) => {
       const source = rangeSources.get(topic);
       if (!source) throw new Error(`a deferred range names ${topic}, neither the delivery nor the ingest topic`);

@@ -16,7 +16,7 @@ describe('DeliveryConsumer and a starved event loop', () => {
     let n = 0;
     const codec = { decodeKnown: () => ({ name: 'io.switchyard.pipeline.DeliveryTask', value: { taskId: `m${n++}:d1`, destinationId: 'd1', notBefore: null } }) } as unknown as AvroCodec;
     const runner = {
-      circuitOpen: () => false,
+      rateLimitOf: () => undefined, circuitOpen: () => false,
       defer: async () => { deferred++; },
       run: () => new Promise<void>((resolve) => { answers.push(resolve); }),
     } as unknown as TaskRunner;

@@ -13,6 +13,7 @@ import type { PendingRange } from './deferred-ranges.js';
 import { PartitionOffsets } from './offset-tracker.js';
 import { PauseControl } from './pause-control.js';
 import { RangeReplay } from './range-replay.js';
+import { RateLimits } from './rate-limits.js';
 import { RangeTasks } from './range-tasks.js';
 import { StallDetector } from './stall-detector.js';
 import { TaskSlots } from './task-slots.js';
@@ -46,7 +47,7 @@ describe('DeliveryConsumer deferred ranges', () => {
     const ranges: Array<{ destinationId: string; offsets: string[] }> = [];
     let written!: () => void;
     const runner = {
-      circuitOpen: (t: DeliveryTask) => t.destinationId === 'hung',
+      rateLimitOf: () => undefined, circuitOpen: (t: DeliveryTask) => t.destinationId === 'hung',
       deferRange: (r: { destinationId: string; offsets: string[] }) => { ranges.push(r); return new Promise<void>((resolve) => { written = resolve; }); },
       run: async (t: DeliveryTask) => { sent.push(t.taskId); },
     } as unknown as TaskRunner;
@@ -88,7 +89,7 @@ describe('DeliveryConsumer deferred ranges', () => {
       const sent: DeliveryTask[] = [];
       let again = 0;
       const runner = {
-        circuitOpen: () => false,
+        rateLimitOf: () => undefined, circuitOpen: () => false,
         destinationRefuses: () => refusing,
         deferRangeAgain: async () => { again++; return true; },
         run: async (t: DeliveryTask) => { sent.push(t); },
@@ -108,7 +109,7 @@ describe('DeliveryConsumer deferred ranges', () => {
     const sent: string[] = [];
     const deferred: Array<[string, string, number]> = [];
     const runner = {
-      circuitOpen: () => false,
+      rateLimitOf: () => undefined, circuitOpen: () => false,
       destinationRefuses: () => true,
       deferRangeAgain: async () => false, // no time left: the policy says dead letter
       defer: async (t: DeliveryTask, reason: string) => { deferred.push([t.taskId, reason, t.attempt]); },
@@ -132,7 +133,7 @@ describe('DeliveryConsumer: a range run and its hold on the tier partition', () 
     const answers: Array<() => void> = [];
     const rests: Array<[string, { fromOffset: number; tasks: number }]> = [];
     const runner = {
-      circuitOpen: () => false,
+      rateLimitOf: () => undefined, circuitOpen: () => false,
       destinationRefuses: () => false,
       run: (t: DeliveryTask) => { sent.push(t.taskId); return new Promise<void>((resolve) => { answers.push(resolve); }); },
       deferRangeRest: async (topic: string, rest: { fromOffset: number; tasks: number }) => { rests.push([topic, { fromOffset: rest.fromOffset, tasks: rest.tasks }]); },
@@ -207,7 +208,7 @@ describe('RangeReplay', () => {
     group.assign('member-1', { [TOPIC]: [0, 1], 'tier-1': [0] });
     const rangeTasks = new RangeTasks({ codec: rangeCodec, logger, setAside: async () => undefined, registryUnavailable: () => undefined, stopping });
     const runInSlots = async (task: DeliveryTask) => { await runner.run(task); slots.finished(); return true; };
-    const replay = new RangeReplay({ runner, readRange: async () => [], metrics, logger, clock: Date.now, slots, pauses, commits, group, stalls, rangeTasks, runInSlots, stopping });
+    const replay = new RangeReplay({ runner, readRange: async () => [], metrics, logger, clock: Date.now, slots, pauses, commits, group, stalls, rangeTasks, rates: new RateLimits({ clock: Date.now }), holdMs: 10_000, runInSlots, stopping });
     const tracker = offsets.tracker(TOPIC, 0);
     for (const offset of ['5', '6']) tracker.track(offset);
     /** What handleBatch does before it hands a deferral over. */

@@ -4,11 +4,12 @@ import type { FetchedRecord } from '@switchyard/platform/kafka/groupless-reader'
 import type { DeferredRange, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import type { GroupAssignment } from './assignment.js';
 import type { CommitScheduler } from './commit-scheduler.js';
-import { restOfRange, resumedFromRange, type DeferReason, type PendingRange } from './deferred-ranges.js';
+import { restOfRange, resumedFromRange, type DeferReason, type PendingRange, type RefusalReason } from './deferred-ranges.js';
 import type { DeliveryMetrics } from './delivery-metrics.js';
 import type { OffsetTracker } from './offset-tracker.js';
 import { DEFERRALS, type PauseControl } from './pause-control.js';
 import type { RangeTasks } from './range-tasks.js';
+import { LATE_MS, type RateLimits } from './rate-limits.js';
 import type { StallDetector } from './stall-detector.js';
 import type { TaskRunner } from './task-runner.js';
 import type { TaskSlots } from './task-slots.js';
@@ -23,7 +24,7 @@ export interface RangeReplayOptions {
   runner: TaskRunner;
   /** Committed records of a partition, `from` to `to` inclusive (DeliveryConsumerOptions.readRange). */
   readRange: (topic: string, partition: number, from: bigint, to: bigint) => Promise<FetchedRecord[]>;
-  metrics: Pick<DeliveryMetrics, 'deferredRanges'>;
+  metrics: Pick<DeliveryMetrics, 'deferredRanges' | 'rateLimited'>;
   logger: Logger;
   clock: () => number;
   slots: TaskSlots;
@@ -32,6 +33,10 @@ export interface RangeReplayOptions {
   group: GroupAssignment;
   stalls: StallDetector;
   rangeTasks: RangeTasks;
+  /** Destination rate limits at this instance's share. */
+  rates: RateLimits;
+  /** How long a held task or range waits in the first tier (its delay): how far ahead a range's run reserves tokens. */
+  holdMs: number;
   /** Runs a task holding a global slot (taken by the caller, released as it ends); true once it reached an outcome. */
   runInSlots: (task: DeliveryTask, held: string) => Promise<boolean>;
   stopping: () => boolean;
@@ -45,11 +50,15 @@ export interface RangeReplayOptions {
 export class RangeReplay {
   constructor(private readonly opts: RangeReplayOptions) {}
 
-  /** A task sent to the retry tier without a request; a deferral that failed (shutdown) leaves its offset unfinished: the task is read again. */
-  async deferTask(task: DeliveryTask, reason: 'circuit_open' | 'overloaded', tracker: OffsetTracker, offset: string): Promise<void> {
+  /**
+   * A task sent to the retry tier without a request (deferred, or held by its rate limit); one that
+   * failed (shutdown) leaves its offset unfinished: the task is read again.
+   */
+  async deferTask(task: DeliveryTask, reason: DeferReason, tracker: OffsetTracker, offset: string): Promise<void> {
     const { slots } = this.opts;
     try {
-      await this.opts.runner.defer(task, reason);
+      if (reason === 'rate_limited') await this.opts.runner.hold(task);
+      else await this.opts.runner.defer(task, reason);
       tracker.complete(offset);
       this.opts.commits.requestCommit();
     } catch (err) {
@@ -93,7 +102,7 @@ export class RangeReplay {
   }
 
   /** Why a destination takes no request now (every circuit open, or full and stalled), if it does not. */
-  private refusal(destinationId: string): DeferReason | undefined {
+  private refusal(destinationId: string): RefusalReason | undefined {
     if (this.opts.runner.destinationRefuses(destinationId)) return 'circuit_open';
     if (this.opts.slots.destinationFull(destinationId) && this.opts.stalls.confirmedStalled(destinationId)) return 'overloaded';
     return undefined;
@@ -132,9 +141,14 @@ export class RangeReplay {
     const tasks = await this.opts.rangeTasks.tasksOfRange(records, range);
     const runs: Array<Promise<boolean>> = [];
     for (const [i, { offset, task }] of tasks.entries()) {
+      // Over the destination's rate limit for longer than the first tier's delay: the rest is held
+      // as a range again (its tasks unread until then), and this run ends with what it sent.
+      const token = await this.awaitToken(range.destinationId, held, heldSince);
+      if (token === 'hold') { await runner.holdRangeAgain(restOfRange(range, Number(offset), tasks.length - i)); break; }
+      if (token !== 'go') return token === 'lost' ? false : this.cutShort(range, tierTopic, tasks, runs);
       // Room in the destination's queue, or a refusal. Past the deadline too: sent at once, each
       // task held a global slot while it queued for the destination's.
-      let refusing: DeferReason | undefined;
+      let refusing: RefusalReason | undefined;
       while (!this.opts.stopping()) {
         refusing = this.refusal(range.destinationId);
         if (refusing || !slots.destinationFull(range.destinationId)) break;
@@ -161,8 +175,47 @@ export class RangeReplay {
     return (await Promise.all(runs)).every(Boolean);
   }
 
+  /**
+   * Waits for the token of a range's next task when its destination has a rate limit: reserved at
+   * most the first tier's delay ahead (a held range falls due again after that), else 'hold'.
+   */
+  private async awaitToken(destinationId: string, held: string, heldSince: number | undefined): Promise<'go' | 'hold' | 'stop' | 'lost'> {
+    const perSecond = this.opts.runner.rateLimitOf(destinationId);
+    if (perSecond === undefined) return 'go';
+    const decision = this.opts.rates.decide(destinationId, perSecond, this.opts.holdMs);
+    if (decision.action !== 'wait') return decision.action === 'send' ? 'go' : 'hold';
+    return this.awaitReserved(decision.at, destinationId, held, heldSince);
+  }
+
+  /**
+   * Waits until a reserved token's time (a wait RateLimits.decide counted), then while the task may
+   * not be sent (rangeMayGoOn). Waiting holds no slot. A token whose time a rebalance or a freeze
+   * overran by more than LATE_MS is reserved again, however far ahead (the task is in memory
+   * already), so that the requests it delayed do not all go at once; 'hold' only if this instance
+   * has no share left.
+   */
+  async awaitReserved(at: number, destinationId: string, held: string, heldSince: number | undefined): Promise<'go' | 'hold' | 'stop' | 'lost'> {
+    const { rates, runner, clock } = this.opts;
+    for (let reservedAt = at; ;) {
+      this.opts.metrics.rateLimited.inc({ destination: destinationId, action: 'waited' });
+      let next: 'go' | 'stop' | 'lost';
+      try {
+        await sleep(Math.max(0, reservedAt - clock()));
+        next = await this.rangeMayGoOn(held, heldSince);
+      } finally {
+        rates.waited();
+      }
+      if (next !== 'go' || clock() - reservedAt <= LATE_MS) return next;
+      const perSecond = runner.rateLimitOf(destinationId);
+      if (perSecond === undefined) return 'go';
+      const decision = rates.decide(destinationId, perSecond, Number.POSITIVE_INFINITY);
+      if (decision.action !== 'wait') return decision.action === 'send' ? 'go' : 'hold';
+      reservedAt = decision.at;
+    }
+  }
+
   /** A range's task past its deadline whose destination refuses: defer() finds no time left and dead-letters it. */
-  private async deadLetterRefused(task: DeliveryTask, reason: DeferReason): Promise<boolean> {
+  private async deadLetterRefused(task: DeliveryTask, reason: RefusalReason): Promise<boolean> {
     try {
       await this.opts.runner.defer(task, reason);
       return true;

@@ -10,7 +10,7 @@ const current = newSigningSecret(T - 60_000);
 const previous = { ...newSigningSecret(T - 120_000), expiresAt: T + 1000 };
 const destination = (over: Partial<Destination> = {}): Destination => ({
   id: 'd', sourceId: 's', name: 'hooks', type: 'webhooks', enabled: true, sharedSecret: null, webhooks: [], createdAt: 0, updatedAt: 0, filter: null,
-  standardSignatures: true, signingSecrets: [previous, current], ...over,
+  standardSignatures: true, rateLimit: null, signingSecrets: [previous, current], retry: null, disabledReason: null, disabledAt: null, notificationTypes: [], ...over,
 });
 
 describe('standardSigning: the Standard Webhooks headers of one attempt', () => {

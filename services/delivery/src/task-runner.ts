@@ -3,12 +3,14 @@ import type { ConfigState, Destination } from '@switchyard/platform/config-view/
 import type { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { Logger } from '@switchyard/platform/logger';
-import { nextRetry, type RetryPolicy } from '@switchyard/platform/retry-schedule';
-import type { DeadLetter, DeferralTrace, DeferredRange, DeliveryAttempt, DeliveryTask } from '@switchyard/platform/schemas/generated';
+import { appliedRetryPolicy, type AppliedRetryPolicy } from '@switchyard/platform/destination-retry';
+import { nextRetryUnder, tierReadFrom, type RetryPolicy } from '@switchyard/platform/retry-schedule';
+import type { ClientCertificate, DeadLetter, DeferralTrace, DeferredRange, DeliveryAttempt, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { breakerKey, isBreakerFailure, type CircuitBreaker } from './circuit-breaker.js';
 import type { PendingRange } from './deferred-ranges.js';
 import { statusClass, type DeliveryMetrics } from './delivery-metrics.js';
 import type { FailedAttemptLog } from './failed-attempt-log.js';
+import type { HealthPublisher } from './health-publisher.js';
 import type { RefusalPublisher } from './refusal-publisher.js';
 import { combineUrlOutcomes, type UrlOutcome } from './multi-url.js';
 import { classifyAttempt, type AttemptResult, type DeadLetterReason } from './outcome.js';
@@ -19,6 +21,7 @@ export interface TaskRunnerDeps {
   config: ConfigState;
   client: WebhookClient;
   breaker: CircuitBreaker;
+  /** The deployment's retry policy: its tiers are the tier topics; a destination may carry its own policy on them. */
   policy: RetryPolicy;
   codec: AvroCodec;
   /** Writes retry-tier and dead-letter records (acks=all). */
@@ -38,6 +41,8 @@ export interface TaskRunnerDeps {
   failures?: FailedAttemptLog;
   /** Reports destinations refusing every request, and answering again, to fan-out (which then holds their tasks). */
   refusals?: Pick<RefusalPublisher, 'refusing' | 'answered'>;
+  /** Reports whether each attempt that made requests succeeded: the failing clock control disables destinations by. */
+  health?: Pick<HealthPublisher, 'attempted'>;
 }
 
 interface Failure { status: number | null; excerpt: string | null; error: string | null }
@@ -45,19 +50,22 @@ interface Failure { status: number | null; excerpt: string | null; error: string
 /** One request of an attempt as the trace shows it; urlIndex -1 when no request was made. */
 export interface UrlAttempt { urlIndex: number; at: number; latencyMs: number; status: number | null; error: string | null }
 
-type AttemptOutcome = Pick<DeliveryAttempt, 'outcome' | 'nextTier' | 'notBefore' | 'deadLetterReason'>;
+type AttemptOutcome = Pick<DeliveryAttempt, 'outcome' | 'nextTier' | 'notBefore' | 'deadLetterReason' | 'retryStep'>;
 
-/** The tier a task was read from: attempt n waits in tier min(n, tiers) (retry-schedule.ts); 0 is the delivery topic. */
-export function tierOf(task: DeliveryTask, tiers: number): number {
-  return Math.min(Math.max(0, task.attempt), tiers);
+/**
+ * The tier a task was read from, as the policy it follows placed it (retry-schedule.ts: attempt n
+ * waits in tier min(n, tiers) under the default policy); 0 is the delivery topic.
+ */
+export function tierOf(task: DeliveryTask, applied: AppliedRetryPolicy, topicTiersMs: readonly number[]): number {
+  return tierReadFrom(applied, topicTiersMs, Math.max(0, task.attempt));
 }
 
-/** The trace records of one attempt of a task: one per URL tried, all carrying the task's outcome. */
-export function attemptRecords(task: DeliveryTask, tiers: number, attempts: UrlAttempt[], outcome: AttemptOutcome): DeliveryAttempt[] {
+/** The trace records of one attempt of a task: one per URL tried, all carrying the task's outcome and the policy it follows. */
+export function attemptRecords(task: DeliveryTask, tier: number, retryPolicy: AppliedRetryPolicy['source'], attempts: UrlAttempt[], outcome: AttemptOutcome): DeliveryAttempt[] {
   return attempts.map((a) => ({
     messageId: task.messageId, taskId: task.taskId, sourceId: task.sourceId, destinationId: task.destinationId, eventType: task.eventType,
-    urlIndex: a.urlIndex, attempt: task.attempt + 1, tier: tierOf(task, tiers), status: a.status, error: a.error,
-    latencyMs: Math.max(0, Math.round(a.latencyMs)), at: a.at, receivedAt: task.receivedAt, ...outcome,
+    urlIndex: a.urlIndex, attempt: task.attempt + 1, tier, status: a.status, error: a.error,
+    latencyMs: Math.max(0, Math.round(a.latencyMs)), at: a.at, receivedAt: task.receivedAt, retryPolicy, ...outcome,
   }));
 }
 
@@ -107,7 +115,11 @@ export class TaskRunner {
       });
     }
 
+    // Attempts every circuit refused made no request and say nothing new about the destination.
+    if (verdict.verdict === 'accepted' || results.some((r) => r.result !== undefined)) this.deps.health?.attempted(task.destinationId, verdict.verdict === 'accepted');
+    const notification = destination.type === 'notifications';
     if (verdict.verdict === 'accepted') {
+      if (notification) metrics.notifications.inc({ outcome: 'delivered' });
       metrics.delivered.inc({ destination: task.destinationId });
       metrics.endToEndSeconds.observe(Math.max(0, ended - task.receivedAt) / 1000);
       this.record(task, tried, DELIVERED);
@@ -118,6 +130,7 @@ export class TaskRunner {
       return false;
     }
     const failure = lastFailure(results);
+    if (notification) metrics.notifications.inc({ outcome: 'failed' });
     if (verdict.verdict === 'permanent') await this.deadLetter({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.reason, failure, false, task, tried);
     else await this.retryLater({ ...task, firstAttemptAt: task.firstAttemptAt ?? now }, ended, verdict.retryUrls, failure, verdict.reason, verdict.retryAfterMs, tried);
     return true;
@@ -147,6 +160,48 @@ export class TaskRunner {
     return true;
   }
 
+  /** A destination's rate limit (requests a second over every instance), if it is enabled and has one. */
+  rateLimitOf(destinationId: string): number | undefined {
+    const destination = this.deps.config.destination(destinationId);
+    return destination?.enabled ? destination.rateLimit?.perSecond : undefined;
+  }
+
+  /**
+   * Holds a task of a destination over its rate limit (docs/decisions/0018-destination-rate-limits.md):
+   * written unchanged to the first tier, due after that tier's delay. No attempt is counted, no
+   * tier advanced, nothing recorded as failed; its deadline (if an earlier attempt started one)
+   * runs on as it would.
+   */
+  async hold(task: DeliveryTask): Promise<void> {
+    this.deps.metrics.rateLimited.inc({ destination: task.destinationId, action: 'held' });
+    await this.write(this.deps.topics.retry(1), `${task.destinationId}:${task.userKey}`, this.deps.codec.encode('io.switchyard.pipeline.DeliveryTask', { ...task, notBefore: this.heldUntil() }));
+  }
+
+  /**
+   * Holds a batch's run of never-attempted tasks over the rate limit as one range of attempt 0 (the
+   * tasks stay in the delivery topic; resumedFromRange runs them as fan-out wrote them). Its
+   * firstAttemptAt and deadline mean nothing: no attempt has been made.
+   */
+  private async holdRange(range: PendingRange): Promise<void> {
+    const n = range.tasks.length;
+    this.deps.metrics.rateLimited.inc({ destination: range.destinationId, action: 'held' }, n);
+    await this.writeRange(this.deps.topics.retry(1), {
+      destinationId: range.destinationId, topic: range.topic, partition: range.partition, fromOffset: Number(range.from), toOffset: Number(range.to),
+      tasks: n, attempt: 0, firstAttemptAt: 0, deadline: 0, notBefore: this.heldUntil(), lastError: 'rate_limited', heldOffsets: null,
+    });
+  }
+
+  /** A range (of any attempt) whose run ran out of tokens: the rest is held as it is, due after the first tier's delay. */
+  async holdRangeAgain(range: DeferredRange): Promise<void> {
+    this.deps.metrics.rateLimited.inc({ destination: range.destinationId, action: 'held' }, range.tasks);
+    await this.writeRange(this.deps.topics.retry(1), { ...range, notBefore: this.heldUntil() });
+  }
+
+  /** When a held task is looked at again: the first tier's delay, so the tier stays in due order. */
+  private heldUntil(): number {
+    return this.deps.clock() + this.deps.policy.tiersMs[0]!;
+  }
+
   /**
    * Defers the tasks of a range (deferred-ranges.ts) with one tier record instead of one per task:
    * they stay in the delivery topic, and the record says where. The trace gets one DeferralTrace
@@ -156,27 +211,30 @@ export class TaskRunner {
    * were logged). With a deadline that leaves no wait, each task goes its own way through defer().
    */
   async deferRange(range: PendingRange): Promise<void> {
+    if (range.reasons[0] === 'rate_limited') return this.holdRange(range);
     const now = this.deps.clock();
-    const decision = nextRetry(this.deps.policy, { attempt: 1, firstAttemptAt: now, now });
+    const applied = this.retryPolicyOf(range.destinationId);
+    const decision = nextRetryUnder(applied, this.deps.policy.tiersMs, { attempt: 1, firstAttemptAt: now, now });
     if (decision.action === 'dead_letter') {
-      for (const [i, task] of range.tasks.entries()) await this.defer(task, range.reasons[i]!);
+      // A range is all deferrals here (holds returned above).
+      for (const [i, task] of range.tasks.entries()) { const reason = range.reasons[i]!; if (reason !== 'rate_limited') await this.defer(task, reason); }
       return;
     }
     const { metrics } = this.deps;
     const n = range.tasks.length;
     metrics.attempts.inc({ destination: range.destinationId, status_class: 'skipped' }, n);
-    metrics.retries.inc({ tier: String(decision.tier) }, n);
+    metrics.retries.inc({ tier: String(decision.tier), policy: applied.source }, n);
     metrics.deferredRanges.inc({ event: 'written' });
     const record: DeferredRange = {
       destinationId: range.destinationId, topic: range.topic, partition: range.partition, fromOffset: Number(range.from), toOffset: Number(range.to),
-      tasks: n, attempt: 1, firstAttemptAt: now, deadline: now + this.deps.policy.deadlineMs, notBefore: decision.notBefore, lastError: range.reasons.at(-1)!,
+      tasks: n, attempt: 1, firstAttemptAt: now, deadline: now + applied.policy.deadlineMs, notBefore: decision.notBefore, lastError: range.reasons.at(-1)!,
       heldOffsets: null,
     };
     await this.writeRange(this.deps.topics.retry(decision.tier), record);
     if (range.reasons.includes('circuit_open')) this.reportRefusing(range.destinationId);
     this.deps.recordAttempt?.({
       destinationId: range.destinationId, sourceId: range.tasks[0]!.sourceId, messageIds: range.tasks.map((t) => t.messageId), error: record.lastError!,
-      attempt: 1, at: now, nextTier: decision.tier, notBefore: decision.notBefore,
+      attempt: 1, at: now, nextTier: decision.tier, notBefore: decision.notBefore, retryPolicy: applied.source,
     });
   }
 
@@ -187,12 +245,15 @@ export class TaskRunner {
    */
   async deferRangeAgain(range: DeferredRange, reason: string): Promise<boolean> {
     const now = this.deps.clock();
-    const decision = nextRetry(this.deps.policy, { attempt: range.attempt + 1, firstAttemptAt: range.firstAttemptAt, now });
+    const applied = this.retryPolicyOf(range.destinationId);
+    // A range only held so far (attempt 0) is deferred for the first time: its deadline starts now.
+    const firstAttemptAt = range.attempt === 0 ? now : range.firstAttemptAt;
+    const decision = nextRetryUnder(applied, this.deps.policy.tiersMs, { attempt: range.attempt + 1, firstAttemptAt, now });
     if (decision.action === 'dead_letter') return false;
     this.deps.metrics.attempts.inc({ destination: range.destinationId, status_class: 'skipped' }, range.tasks);
-    this.deps.metrics.retries.inc({ tier: String(decision.tier) }, range.tasks);
+    this.deps.metrics.retries.inc({ tier: String(decision.tier), policy: applied.source }, range.tasks);
     this.deps.metrics.deferredRanges.inc({ event: 'deferred_again' });
-    await this.writeRange(this.deps.topics.retry(decision.tier), { ...range, attempt: range.attempt + 1, notBefore: decision.notBefore, lastError: reason });
+    await this.writeRange(this.deps.topics.retry(decision.tier), { ...range, attempt: range.attempt + 1, firstAttemptAt, deadline: range.attempt === 0 ? now + this.deps.policy.deadlineMs : range.deadline, notBefore: decision.notBefore, lastError: reason });
     if (reason === 'circuit_open') this.reportRefusing(range.destinationId);
     return true;
   }
@@ -225,15 +286,17 @@ export class TaskRunner {
 
   private async retryLater(task: DeliveryTask, now: number, retryUrls: string[] | null, failure: Failure, reason: string, retryAfterMs: number | undefined, tried: UrlAttempt[], outcome: 'retry_scheduled' | 'deferred' = 'retry_scheduled'): Promise<void> {
     const firstAttemptAt = task.firstAttemptAt ?? now;
-    const decision = nextRetry(this.deps.policy, { attempt: task.attempt + 1, firstAttemptAt, now, retryAfterMs });
+    // The destination's policy as configured now: a change applies to the tasks already waiting.
+    const applied = this.retryPolicyOf(task.destinationId);
+    const decision = nextRetryUnder(applied, this.deps.policy.tiersMs, { attempt: task.attempt + 1, firstAttemptAt, now, retryAfterMs });
     const next: DeliveryTask = {
-      ...task, attempt: task.attempt + 1, firstAttemptAt, deadline: firstAttemptAt + this.deps.policy.deadlineMs,
+      ...task, attempt: task.attempt + 1, firstAttemptAt, deadline: firstAttemptAt + applied.policy.deadlineMs,
       pendingUrls: retryUrls, lastStatus: failure.status, lastError: failure.error ?? reason,
     };
     if (decision.action === 'dead_letter') return this.deadLetter(next, now, 'deadline', failure, true, task, tried);
-    this.deps.metrics.retries.inc({ tier: String(decision.tier) });
+    this.deps.metrics.retries.inc({ tier: String(decision.tier), policy: applied.source });
     await this.write(this.deps.topics.retry(decision.tier), `${task.destinationId}:${task.userKey}`, this.deps.codec.encode('io.switchyard.pipeline.DeliveryTask', { ...next, notBefore: decision.notBefore }));
-    this.record(task, tried, { outcome, nextTier: decision.tier, notBefore: decision.notBefore, deadLetterReason: null });
+    this.record(task, tried, { outcome, nextTier: decision.tier, notBefore: decision.notBefore, deadLetterReason: null, retryStep: decision.step });
   }
 
   private async attempt(destinationId: string, url: string, body: Buffer, prepared: PreparedDestination, sharedSecret: string | null, standard: StandardSigning | undefined): Promise<UrlOutcome & { result: AttemptResult | undefined; at: number; latencyMs: number }> {
@@ -246,7 +309,11 @@ export class TaskRunner {
       return { url, outcome: { verdict: 'retry', reason: 'circuit_open' }, result: undefined, at, latencyMs: 0 };
     }
     const start = performance.now();
-    const result = await client.post({ url, body, headers: prepared.headers.get(url)!, sharedSecret, ...(standard ? { standard } : {}) });
+    const certificate = prepared.certificates.get(url);
+    const result = await client.post({
+      url, body, headers: prepared.headers.get(url)!, sharedSecret, ...(standard ? { standard } : {}),
+      ...(certificate ? { clientCertificate: { destinationId, certificate } } : {}),
+    });
     const latencyMs = performance.now() - start;
     metrics.requestSeconds.observe({ destination: destinationId }, latencyMs / 1000);
     const answered = !isBreakerFailure(result);
@@ -270,6 +337,11 @@ export class TaskRunner {
     this.deps.metrics.breakerOpen.set({ destination: destinationId }, value);
   }
 
+  /** The retry policy a destination's tasks follow: its own, or the deployment's. */
+  private retryPolicyOf(destinationId: string): AppliedRetryPolicy {
+    return appliedRetryPolicy(this.deps.config.destination(destinationId), this.deps.policy);
+  }
+
   private prepare(destination: Destination): PreparedDestination {
     let p = this.prepared.get(destination);
     if (!p) this.prepared.set(destination, (p = prepareDestination(destination)));
@@ -291,7 +363,8 @@ export class TaskRunner {
     const recordAttempt = this.deps.recordAttempt;
     if (!recordAttempt) return;
     try {
-      for (const r of attemptRecords(task, this.deps.policy.tiersMs.length, tried, outcome)) recordAttempt(r);
+      const applied = this.retryPolicyOf(task.destinationId);
+      for (const r of attemptRecords(task, tierOf(task, applied, this.deps.policy.tiersMs), applied.source, tried, outcome)) recordAttempt(r);
     } catch (err) {
       this.deps.logger.warn({ err, taskId: task.taskId }, 'recording a delivery attempt failed');
     }
@@ -306,7 +379,7 @@ export class TaskRunner {
     const record: DeadLetter = { reason, status: failure.status, responseExcerpt: failure.excerpt, error: failure.error, failedAt: now, task: final };
     this.deps.logger.info({ taskId: task.taskId, destinationId: task.destinationId, reason, status: failure.status }, 'dead-lettered');
     await this.write(this.deps.topics.deadLetter, task.taskId, this.deps.codec.encode('io.switchyard.pipeline.DeadLetter', record));
-    this.record(original, tried, { outcome: 'dead_lettered', nextTier: null, notBefore: null, deadLetterReason: reason });
+    this.record(original, tried, { outcome: 'dead_lettered', nextTier: null, notBefore: null, deadLetterReason: reason, retryStep: null });
   }
 
   /** Writes a follow-up record, retrying until Kafka takes it (or shutdown, leaving the task uncommitted). */
@@ -334,6 +407,8 @@ interface PreparedDestination {
   headers: Map<string, Record<string, string>>;
   /** A URL's circuit breaker key (its origin). */
   breakerKeys: Map<string, string>;
+  /** A URL's client certificate (mutual TLS), for the URLs that have one (the last entry's, if listed twice). */
+  certificates: Map<string, ClientCertificate>;
 }
 
 function prepareDestination(destination: Destination): PreparedDestination {
@@ -343,6 +418,7 @@ function prepareDestination(destination: Destination): PreparedDestination {
     index: new Map(destination.webhooks.map((w, i) => [w.url, i])),
     headers: new Map(destination.webhooks.map((w) => [w.url, w.headers])),
     breakerKeys: new Map(urls.map((url) => [url, breakerKey(url)])),
+    certificates: new Map(destination.webhooks.map((w) => [w.url, w.clientCertificate] as const).filter((e): e is [string, ClientCertificate] => e[1] !== null)),
   };
 }
 
@@ -358,7 +434,7 @@ function noRequest(at: number, error: string): UrlAttempt[] {
   return [{ urlIndex: -1, at, latencyMs: 0, status: null, error }];
 }
 
-const DELIVERED: AttemptOutcome = { outcome: 'delivered', nextTier: null, notBefore: null, deadLetterReason: null };
+const DELIVERED: AttemptOutcome = { outcome: 'delivered', nextTier: null, notBefore: null, deadLetterReason: null, retryStep: null };
 
 /** The most informative failure for the records: a response beats an error; the last one wins. */
 function lastFailure(attempts: ReadonlyArray<{ result: AttemptResult | undefined }>): Failure {

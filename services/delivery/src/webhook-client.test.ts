@@ -5,7 +5,11 @@ import { createServer as createHttpsServer } from 'node:https';
 import { createServer as createTcpServer, type Server as TcpServer, type Socket } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
+import { makeTestCa, makeTestCertificate } from '@switchyard/platform/test-support/tls-material';
 import { selfSignedCertificate } from '../../../test/support/receiver.js';
 import { classifyAttempt } from './outcome.js';
 import { signature, WebhookClient } from './webhook-client.js';
@@ -177,6 +181,61 @@ describe('WebhookClient', () => {
         assert.deepEqual(classifyAttempt(result), { verdict: 'permanent', reason: 'tls' });
         assert.equal(requests, 0);
       } finally { server.closeAllConnections(); await close(server); }
+    });
+  });
+
+  describe('mutual TLS: a receiver requiring a client certificate', () => {
+    // A CA the client trusts, a server certificate and a client certificate it signed, and a client
+    // certificate of another CA, made by openssl for these tests.
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-mtls-'));
+    const ca = makeTestCa(dir, 'receiver-ca');
+    const stranger = makeTestCa(dir, 'stranger-ca');
+    const server = makeTestCertificate(dir, ca, 'receiver', ['IP:127.0.0.1']);
+    const good = makeTestCertificate(dir, ca, 'client', ['DNS:switchyard.example']);
+    const other = makeTestCertificate(dir, stranger, 'other-client', ['DNS:switchyard.example']);
+    const mtls = new WebhookClient({ policy: new AddressPolicy(['127.0.0.0/8']), timeoutMs: 2000, userAgent: 'Switchyard/1.0', ca: ca.pem });
+    after(async () => { await mtls.close(); rmSync(dir, { recursive: true, force: true }); });
+
+    /** An HTTPS receiver requiring a certificate of `ca`, at most `maxVersion`; counts the requests it sees. */
+    const receiver = async (maxVersion: 'TLSv1.2' | 'TLSv1.3') => {
+      const seen: string[] = [];
+      const https = createHttpsServer({ cert: server.cert, key: server.key, ca: ca.pem, requestCert: true, rejectUnauthorized: true, maxVersion }, (req, res) => {
+        seen.push(String((req.socket as unknown as { getPeerCertificate(): { subject?: { CN?: string } } }).getPeerCertificate().subject?.CN));
+        res.end('ok');
+      });
+      await new Promise<void>((r) => https.listen(0, '127.0.0.1', r));
+      const url = `https://127.0.0.1:${(https.address() as { port: number }).port}/hook`;
+      return { url, seen, close: () => { https.closeAllConnections(); return new Promise((r) => https.close(r)); } };
+    };
+    const send = (url: string, certificate?: { cert: string; key: string }, destinationId = 'd1') =>
+      mtls.post({ url, body: Buffer.from('{}'), headers: {}, sharedSecret: null, ...(certificate ? { clientCertificate: { destinationId, certificate } } : {}) });
+
+    for (const version of ['TLSv1.3', 'TLSv1.2'] as const) {
+      it(`${version}: with the certificate the request is accepted; without it, a TLS failure, no request, not retried`, async () => {
+        const r = await receiver(version);
+        try {
+          const accepted = await send(r.url, { cert: good.cert, key: good.key });
+          assert.equal(accepted.kind === 'response' && accepted.status, 200, JSON.stringify(accepted));
+          assert.deepEqual(r.seen, ['client']);
+          const refused = await send(r.url);
+          assert.equal(refused.kind === 'error' && refused.error, 'tls', JSON.stringify(refused));
+          assert.deepEqual(classifyAttempt(refused), { verdict: 'permanent', reason: 'tls' });
+          assert.equal(r.seen.length, 1, 'the receiver saw no request without the certificate');
+        } finally { await r.close(); }
+      });
+    }
+
+    it('a changed certificate is presented from the next request on (a new dispatcher)', async () => {
+      const r = await receiver('TLSv1.3');
+      try {
+        const before = await send(r.url, { cert: other.cert, key: other.key }, 'rotating');
+        // Node's https server closes on an untrusted certificate without an alert: a retried reset.
+        assert.equal(before.kind, 'error', JSON.stringify(before));
+        assert.equal(r.seen.length, 0);
+        const after = await send(r.url, { cert: good.cert, key: good.key }, 'rotating');
+        assert.equal(after.kind === 'response' && after.status, 200, JSON.stringify(after));
+        assert.deepEqual(r.seen, ['client']);
+      } finally { await r.close(); }
     });
   });
 });

@@ -1,9 +1,12 @@
 import { hash } from 'node:crypto';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, Pool, type Dispatcher } from 'undici';
 import type { AddressPolicy } from '@switchyard/platform/net/address-policy';
+import type { ClientCertificate } from '@switchyard/platform/schemas/generated';
+import { ClientDispatchers } from './client-dispatchers.js';
 import { parseRetryAfter, type AttemptResult } from './outcome.js';
 import { standardHeaders, type StandardSigning } from './standard-signing.js';
+import { alertReportingConnector } from './tls-alerts.js';
 
 /** SHA-1's block size: HMAC pads (or first hashes) the key to this length (RFC 2104). */
 const SHA1_BLOCK = 64;
@@ -43,6 +46,8 @@ export interface WebhookClientOptions {
   userAgent: string;
   /** Bytes of a response body kept for dead letters and logs. */
   excerptBytes?: number;
+  /** PEM CA certificates to trust instead of the system's (tests; deployments use NODE_EXTRA_CA_CERTS). */
+  ca?: string;
 }
 
 export interface WebhookRequest {
@@ -52,6 +57,8 @@ export interface WebhookRequest {
   sharedSecret: string | null;
   /** Standard Webhooks headers (webhook-id, -timestamp, -signature) when the destination uses them. */
   standard?: StandardSigning;
+  /** Mutual TLS: the certificate this URL's handshakes present, and the destination it belongs to. */
+  clientCertificate?: { destinationId: string; certificate: ClientCertificate };
 }
 
 const BLOCKED = 'ESWITCHYARD_BLOCKED';
@@ -66,6 +73,15 @@ const CERTIFICATE_CODES = new Set([
   'CERT_SIGNATURE_FAILURE', 'CERT_NOT_YET_VALID', 'CERT_HAS_EXPIRED', 'ERROR_IN_CERT_NOT_BEFORE_FIELD',
   'ERROR_IN_CERT_NOT_AFTER_FIELD', 'CERT_CHAIN_TOO_LONG', 'CERT_REVOKED', 'INVALID_CA', 'PATH_LENGTH_EXCEEDED',
   'INVALID_PURPOSE', 'CERT_UNTRUSTED', 'CERT_REJECTED', 'HOSTNAME_MISMATCH', 'ERR_TLS_CERT_ALTNAME_INVALID',
+]);
+// The TLS alerts of a receiver that requires a client certificate and got none, or refuses the one
+// it got (mutual TLS; reported as errors by tls-alerts.ts). Also TLS failures: only a change of
+// configuration (ours or the receiver's) fixes them. A receiver that just closes the connection
+// instead (Node's own https server does) stays a retried reset: nothing tells it from a crash.
+const CLIENT_CERTIFICATE_ALERTS = new Set([
+  'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED', 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE', 'ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE',
+  'ERR_SSL_SSLV3_ALERT_UNSUPPORTED_CERTIFICATE', 'ERR_SSL_SSLV3_ALERT_CERTIFICATE_REVOKED', 'ERR_SSL_SSLV3_ALERT_CERTIFICATE_EXPIRED',
+  'ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN', 'ERR_SSL_TLSV1_ALERT_UNKNOWN_CA', 'ERR_SSL_TLSV1_ALERT_ACCESS_DENIED',
 ]);
 
 /** Parsed URLs and host verdicts are kept per URL string; a destination has a handful of URLs. */
@@ -87,28 +103,25 @@ type Target = { origin: string; path: string } | { error: AttemptResult };
  */
 export class WebhookClient {
   private readonly agent: Agent;
+  /** Webhooks with a client certificate get agents of their own, built like the shared one. */
+  private readonly certified: ClientDispatchers;
   private readonly targets = new Map<string, Target>();
   private readonly headerSets = new WeakMap<Record<string, string>, Record<string, string>>();
 
   constructor(private readonly opts: WebhookClientOptions) {
-    this.agent = new Agent({
-      keepAliveTimeout: 30_000,
-      connect: { timeout: opts.timeoutMs, rejectUnauthorized: true, lookup: guardedLookup(opts.policy) as never },
-      // The handler's timer bounds the whole response (and looks again after a stall, below);
-      // undici's own would fire first after a stall.
-      headersTimeout: 0,
-      bodyTimeout: 0,
-    });
+    this.agent = webhookAgent(opts);
+    this.certified = new ClientDispatchers(({ cert, key }) => webhookAgent(opts, { cert, key }));
   }
 
-  post({ url, body, headers, sharedSecret, standard }: WebhookRequest): Promise<AttemptResult> {
+  post({ url, body, headers, sharedSecret, standard, clientCertificate }: WebhookRequest): Promise<AttemptResult> {
     const target = this.target(url);
     if ('error' in target) return Promise.resolve(target.error);
+    const dispatcher = clientCertificate ? this.certified.for(clientCertificate.destinationId, url, clientCertificate.certificate) : this.agent;
     return new Promise<AttemptResult>((resolve) => {
       const handler = new ResponseHandler(this.opts.excerptBytes ?? 1024, resolve);
       handler.startTimer(this.opts.timeoutMs);
       try {
-        this.agent.dispatch({
+        dispatcher.dispatch({
           origin: target.origin,
           path: target.path,
           method: 'POST',
@@ -127,8 +140,8 @@ export class WebhookClient {
     });
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
+  async close(): Promise<void> {
+    await Promise.all([this.agent.close(), this.certified.close()]);
   }
 
   /** A webhook's own headers with ours over them, built once per headers object (a destination's config). */
@@ -150,6 +163,24 @@ export class WebhookClient {
     this.targets.set(url, target);
     return target;
   }
+}
+
+/**
+ * An agent with delivery's connection rules: keep-alive, the connect timeout, certificates always
+ * verified, the SSRF-guarded lookup, TLS alerts reported (tls-alerts.ts), and, for a webhook with
+ * mutual TLS, its client certificate. A connector per origin, as undici makes by default, so each
+ * origin keeps its own TLS session cache.
+ */
+function webhookAgent(opts: WebhookClientOptions, clientCertificate?: { cert: string; key: string }): Agent {
+  const connect = { timeout: opts.timeoutMs, rejectUnauthorized: true, lookup: guardedLookup(opts.policy) as never, ...(opts.ca ? { ca: opts.ca } : {}), ...clientCertificate };
+  return new Agent({
+    keepAliveTimeout: 30_000,
+    factory: (origin, options) => new Pool(origin, { ...options, connect: alertReportingConnector(connect) }),
+    // The handler's timer bounds the whole response (and looks again after a stall, below);
+    // undici's own would fire first after a stall.
+    headersTimeout: 0,
+    bodyTimeout: 0,
+  });
 }
 
 function parseTarget(url: string, policy: AddressPolicy): Target {
@@ -307,7 +338,7 @@ function classifyError(err: unknown, timedOut: boolean): AttemptResult {
   const code = e.code ?? e.cause?.code ?? '';
   const message = e.cause?.message ?? e.message ?? String(err);
   if (code === BLOCKED || e.cause?.code === BLOCKED) return { kind: 'error', error: 'blocked_address', message };
-  if (CERTIFICATE_CODES.has(code)) return { kind: 'error', error: 'tls', message };
+  if (CERTIFICATE_CODES.has(code) || CLIENT_CERTIFICATE_ALERTS.has(code)) return { kind: 'error', error: 'tls', message };
   if (timedOut || e.name === 'TimeoutError' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT') {
     return { kind: 'error', error: 'timeout', message: 'no response within the time limit' };
   }

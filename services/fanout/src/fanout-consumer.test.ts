@@ -39,7 +39,7 @@ function configuration(): ConfigState {
   const source = (id: string, enabled = true) => c.apply(`source:${id}`, { kind: 'source', value: { id, name: id, enabled, writeKeys: [`wk-${id}`], createdAt: 0, updatedAt: 0 } });
   const destination = (id: string, sourceId: string, enabled: boolean, filter: string | null) => c.apply(`destination:${id}`, {
     kind: 'destination',
-    value: { id, sourceId, name: id, type: 'webhooks', enabled, sharedSecret: null, webhooks: [{ url: 'https://hooks.example.com/in', headers: {} }], createdAt: 0, updatedAt: 0, filter, standardSignatures: false, signingSecrets: [] },
+    value: { id, sourceId, name: id, type: 'webhooks', enabled, sharedSecret: null, webhooks: [{ url: 'https://hooks.example.com/in', headers: {}, clientCertificate: null }], createdAt: 0, updatedAt: 0, filter, standardSignatures: false, rateLimit: null, signingSecrets: [], retry: null, disabledReason: null, disabledAt: null, notificationTypes: [] },
   });
   source('src'); source('quiet'); source('off', false);
   destination('dst-a', 'src', true, null);

@@ -7,6 +7,7 @@ import { writtenBySwitchyard } from '@switchyard/platform/kafka/record-origin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import { uncommittedRecords, type PartitionLease, type PartitionTransactions } from '@switchyard/platform/exactly-once/partition-transactions';
 import type { Logger } from '@switchyard/platform/logger';
+import { appliedRetryPolicy } from '@switchyard/platform/destination-retry';
 import type { DestinationStates } from '@switchyard/platform/holds/destination-states';
 import type { RetryPolicy } from '@switchyard/platform/retry-schedule';
 import type { DeferralTrace, FanoutTrace } from '@switchyard/platform/schemas/generated';
@@ -163,7 +164,7 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
     }
   }
 
-  const holdRecords = held?.size && holds ? held.records(holds.policy, now) : [];
+  const holdRecords = held?.size && holds ? held.records((id) => appliedRetryPolicy(deps.config.destination(id), holds.policy), holds.policy.tiersMs, now) : [];
   const deferrals: DeferralTrace[] = deps.recordTrace ? holdRecords.map((h) => h.trace) : [];
   const end = deps.metrics.transaction.startTimer();
   try {

@@ -12,8 +12,8 @@ function config(): ConfigState {
   const c = new ConfigState();
   const source = (id: string, enabled = true) => c.apply(`source:${id}`, { kind: 'source', value: { id, name: id, enabled, writeKeys: [`wk-${id}`], createdAt: 0, updatedAt: 0 } });
   source('src'); source('quiet'); source('off', false);
-  c.apply('destination:dst', { kind: 'destination', value: { id: 'dst', sourceId: 'src', name: 'Webhooks', type: 'webhooks', enabled: true, sharedSecret: null, webhooks: [{ url: 'https://hooks.example.com/in', headers: {} }], createdAt: 0, updatedAt: 0, filter: null, standardSignatures: false, signingSecrets: [] } });
-  c.apply('destination:off-dst', { kind: 'destination', value: { id: 'off-dst', sourceId: 'off', name: 'Webhooks', type: 'webhooks', enabled: true, sharedSecret: null, webhooks: [{ url: 'https://hooks.example.com/in', headers: {} }], createdAt: 0, updatedAt: 0, filter: null, standardSignatures: false, signingSecrets: [] } });
+  c.apply('destination:dst', { kind: 'destination', value: { id: 'dst', sourceId: 'src', name: 'Webhooks', type: 'webhooks', enabled: true, sharedSecret: null, webhooks: [{ url: 'https://hooks.example.com/in', headers: {}, clientCertificate: null }], createdAt: 0, updatedAt: 0, filter: null, standardSignatures: false, rateLimit: null, signingSecrets: [], retry: null, disabledReason: null, disabledAt: null, notificationTypes: [] } });
+  c.apply('destination:off-dst', { kind: 'destination', value: { id: 'off-dst', sourceId: 'off', name: 'Webhooks', type: 'webhooks', enabled: true, sharedSecret: null, webhooks: [{ url: 'https://hooks.example.com/in', headers: {}, clientCertificate: null }], createdAt: 0, updatedAt: 0, filter: null, standardSignatures: false, rateLimit: null, signingSecrets: [], retry: null, disabledReason: null, disabledAt: null, notificationTypes: [] } });
   return c;
 }
 
@@ -72,7 +72,7 @@ describe('decideFanout: direct records keep the call rules and count in usage', 
 describe('decideFanout: destination filters', () => {
   const dest = (id: string, filter: unknown) => ({
     kind: 'destination' as const,
-    value: { id, sourceId: 'f', name: id, type: 'webhooks', enabled: true, sharedSecret: null, webhooks: [{ url: 'https://hooks.example.com/in', headers: {} }], createdAt: 0, updatedAt: 0, filter: filter === null ? null : JSON.stringify(filter), standardSignatures: false, signingSecrets: [] },
+    value: { id, sourceId: 'f', name: id, type: 'webhooks', enabled: true, sharedSecret: null, webhooks: [{ url: 'https://hooks.example.com/in', headers: {}, clientCertificate: null }], createdAt: 0, updatedAt: 0, filter: filter === null ? null : JSON.stringify(filter), standardSignatures: false, rateLimit: null, signingSecrets: [], retry: null, disabledReason: null, disabledAt: null, notificationTypes: [] },
   });
   function cfg(...destinations: Array<ReturnType<typeof dest>>): ConfigState {
     const c = new ConfigState();

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { DEFAULT_RETRY_POLICY } from '@switchyard/platform/retry-schedule';
+import type { AppliedRetryPolicy } from '@switchyard/platform/destination-retry';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '@switchyard/platform/retry-schedule';
 import { HeldRanges, MAX_HELD_EVENTS, MAX_HELD_SPAN, mayHold } from './held-ranges.js';
 
 const NOW = 1_700_000_000_000;
+const topics = DEFAULT_RETRY_POLICY.tiersMs;
+const byDefault = (policy: RetryPolicy = DEFAULT_RETRY_POLICY) => (): AppliedRetryPolicy => ({ source: 'default', policy });
 
 describe('HeldRanges: the tasks fan-out holds, as first-tier range records', () => {
   it('one range per destination and source, naming its ingest offsets, due like a first deferral', () => {
@@ -12,7 +15,7 @@ describe('HeldRanges: the tasks fan-out holds, as first-tier range records', () 
     held.add('d2', 's1', 10, 'm10');
     held.add('d1', 's2', 11, 'm11');
     held.add('d1', 's1', 14, 'm14');
-    const records = held.records(DEFAULT_RETRY_POLICY, NOW);
+    const records = held.records(byDefault(), topics, NOW);
     assert.deepEqual(records.map((r) => [r.key, r.range.destinationId, r.trace.sourceId, r.range.heldOffsets, r.trace.messageIds]), [
       ['d1:range:3', 'd1', 's1', [10, 14], ['m10', 'm14']],
       ['d2:range:3', 'd2', 's1', [10], ['m10']],
@@ -24,14 +27,26 @@ describe('HeldRanges: the tasks fan-out holds, as first-tier range records', () 
       deadline: NOW + DEFAULT_RETRY_POLICY.deadlineMs, notBefore: NOW + DEFAULT_RETRY_POLICY.tiersMs[0]!, lastError: 'circuit_open', heldOffsets: [10, 14],
     });
     assert.equal(first!.tier, 1);
-    assert.deepEqual(first!.trace, { destinationId: 'd1', sourceId: 's1', messageIds: ['m10', 'm14'], error: 'circuit_open', attempt: 1, at: NOW, nextTier: 1, notBefore: NOW + DEFAULT_RETRY_POLICY.tiersMs[0]! });
+    assert.deepEqual(first!.trace, { destinationId: 'd1', sourceId: 's1', messageIds: ['m10', 'm14'], error: 'circuit_open', attempt: 1, at: NOW, nextTier: 1, notBefore: NOW + DEFAULT_RETRY_POLICY.tiersMs[0]!, retryPolicy: 'default' });
+  });
+
+  it('a destination with its own policy: its first wait and deadline, in the tier topic that covers the wait', () => {
+    const held = new HeldRanges('ingest', 0);
+    held.add('own', 's', 1, 'm1');
+    held.add('plain', 's', 2, 'm2');
+    const own: AppliedRetryPolicy = { source: 'destination', policy: { tiersMs: [30_000], deadlineMs: 3_600_000 } };
+    const records = held.records((id) => (id === 'own' ? own : byDefault()()), topics, NOW);
+    assert.deepEqual(records.map((r) => [r.range.destinationId, r.tier, r.range.notBefore! - NOW, r.range.deadline - NOW, r.trace.retryPolicy]), [
+      ['own', 2, 30_000, 3_600_000, 'destination'],
+      ['plain', 1, 10_000, DEFAULT_RETRY_POLICY.deadlineMs, 'default'],
+    ]);
   });
 
   it('a range closes at its event and span limits: every held event is in exactly one range', () => {
     const held = new HeldRanges('ingest', 0);
     const offsets = [...Array.from({ length: MAX_HELD_EVENTS + 1 }, (_, i) => i), MAX_HELD_SPAN + 1000];
     for (const o of offsets) held.add('d', 's', o, `m${o}`);
-    const ranges = held.records(DEFAULT_RETRY_POLICY, NOW).map((r) => r.range);
+    const ranges = held.records(byDefault(), topics, NOW).map((r) => r.range);
     assert.deepEqual(ranges.map((r) => r.tasks), [MAX_HELD_EVENTS, 1, 1]);
     assert.deepEqual(ranges.flatMap((r) => r.heldOffsets), offsets);
     for (const r of ranges) assert.ok(r.toOffset - r.fromOffset < MAX_HELD_SPAN);
@@ -42,6 +57,6 @@ describe('HeldRanges: the tasks fan-out holds, as first-tier range records', () 
     assert.equal(mayHold(DEFAULT_RETRY_POLICY), true);
     const held = new HeldRanges('ingest', 0);
     held.add('d', 's', 1, 'm1');
-    assert.throws(() => held.records({ tiersMs: [1000], deadlineMs: 0 }, NOW), /deadline/);
+    assert.throws(() => held.records(byDefault({ tiersMs: [1000], deadlineMs: 0 }), [1000], NOW), /deadline/);
   });
 });

@@ -1,5 +1,6 @@
 import type { DeferralTrace, DeferredRange } from '@switchyard/platform/schemas/generated';
-import { nextRetry, type RetryPolicy } from '@switchyard/platform/retry-schedule';
+import type { AppliedRetryPolicy } from '@switchyard/platform/destination-retry';
+import { nextRetryUnder, type RetryPolicy } from '@switchyard/platform/retry-schedule';
 
 /** A held range is closed at this many events, or this wide a span of ingest offsets: what one range record makes delivery read again. */
 export const MAX_HELD_EVENTS = 500;
@@ -40,20 +41,27 @@ export class HeldRanges {
     range.messageIds.push(messageId);
   }
 
-  /** The ranges as tier records, due like a first deferral by delivery: `policy`'s first tier from `now`. */
-  records(policy: RetryPolicy, now: number): HeldRange[] {
-    const decision = nextRetry(policy, { attempt: 1, firstAttemptAt: now, now });
-    // Never dropped: fan-out holds nothing under a policy without time (mayHold).
-    if (decision.action === 'dead_letter') throw new Error('held tasks need a retry deadline above zero');
-    return [...this.closed, ...this.open.values()].map(({ destinationId, sourceId, offsets, messageIds }) => ({
-      tier: decision.tier,
-      key: `${destinationId}:range:${this.partition}`,
-      range: {
-        destinationId, topic: this.ingestTopic, partition: this.partition, fromOffset: offsets[0]!, toOffset: offsets.at(-1)!, tasks: offsets.length,
-        attempt: 1, firstAttemptAt: now, deadline: now + policy.deadlineMs, notBefore: decision.notBefore, lastError: 'circuit_open', heldOffsets: offsets,
-      },
-      trace: { destinationId, sourceId, messageIds, error: 'circuit_open', attempt: 1, at: now, nextTier: decision.tier, notBefore: decision.notBefore },
-    }));
+  /**
+   * The ranges as tier records, due like a first deferral by delivery: the first tier of the policy
+   * each destination follows (`policyOf`: its own or the deployment's) from `now`, placed on the
+   * deployment's tier topics (`topicTiersMs`).
+   */
+  records(policyOf: (destinationId: string) => AppliedRetryPolicy, topicTiersMs: readonly number[], now: number): HeldRange[] {
+    return [...this.closed, ...this.open.values()].map(({ destinationId, sourceId, offsets, messageIds }) => {
+      const applied = policyOf(destinationId);
+      const decision = nextRetryUnder(applied, topicTiersMs, { attempt: 1, firstAttemptAt: now, now });
+      // Never dropped: fan-out holds nothing under a policy without time (mayHold; a destination's deadline is at least 1 s).
+      if (decision.action === 'dead_letter') throw new Error('held tasks need a retry deadline above zero');
+      return {
+        tier: decision.tier,
+        key: `${destinationId}:range:${this.partition}`,
+        range: {
+          destinationId, topic: this.ingestTopic, partition: this.partition, fromOffset: offsets[0]!, toOffset: offsets.at(-1)!, tasks: offsets.length,
+          attempt: 1, firstAttemptAt: now, deadline: now + applied.policy.deadlineMs, notBefore: decision.notBefore, lastError: 'circuit_open', heldOffsets: offsets,
+        },
+        trace: { destinationId, sourceId, messageIds, error: 'circuit_open', attempt: 1, at: now, nextTier: decision.tier, notBefore: decision.notBefore, retryPolicy: applied.source },
+      };
+    });
   }
 }
 

@@ -11,11 +11,8 @@ export async function isolation(ctx: BenchContext, chain: Chain): Promise<Row[]>
   const { s } = ctx;
   const { p1, sAlone, rAlone, sDuo, rDuo, rDuoOther, sPair, rBeside, rHang } = chain;
   const rows: Row[] = [];
-  // Production-like retry settings (first tier 10 s, breaker open 30 s): with the storm's 1 s / 2 s
-  // tiers every hung task would cycle through Kafka every two seconds, a load no deployment
-  // configures. Two tiers, because setup made two tier topics for this pipeline. Fan-out gets the
-  // same tiers: it writes the ranges it holds due as delivery's first deferral.
-  await Promise.all([p1.restart('fanout', { SWITCHYARD_RETRY_TIERS: '10s,1m' }), p1.restart('delivery', { SWITCHYARD_RETRY_TIERS: '10s,1m', DELIVERY_BREAKER_OPEN: '30s' })]);
+  // Production-like retry settings (first tier 10 s, breaker open 30 s; Chain.useProductionRetries).
+  await chain.useProductionRetries();
   log(`isolation, ${s.rounds} round(s): ${s.isolationEvents} events to a healthy destination alone, beside a healthy one, beside a timing-out one`);
   await chain.saturate(sAlone, rAlone, 'warm-alone', s.isolationEvents / 4); // the restarted delivery warms up first (JIT, connections)
   const alone: number[] = [];

@@ -1,9 +1,9 @@
 // Options and flag readers that several commands share: --enable/--disable, repeatable flags,
-// the webhook flags, --<flag> <json> / --<flag>-file pairs and the event filter. A bad flag is
+// the webhook flags, --<flag> <json> / --<flag>-file pairs, the event filter and the retry policy. A bad flag is
 // reported through ctx.usage, as a usage error.
 import { Option } from 'commander';
 import { jsonObjectFromFlags, type JsonFlags } from '../json-options.js';
-import { FlagError, webhooksFromFlags, type WebhookFlags } from '../webhook-options.js';
+import { clientCertificateFromFlags, FlagError, webhooksFromFlags, type WebhookFlags } from '../webhook-options.js';
 import type { ActionContext } from './spec.js';
 
 export const enableOptions = (what: string): Option[] => [
@@ -17,13 +17,15 @@ export const collect = (value: string, previous: string[] | undefined): string[]
 export const webhookOptions = (urlHelp: string): Option[] => [
   new Option('--url <url>', urlHelp).argParser(collect),
   new Option('--header <header>', 'header "Name: value" sent to every --url; repeatable').argParser(collect),
+  new Option('--client-cert <file>', 'PEM client certificate (mutual TLS) presented to every --url; with --client-key'),
+  new Option('--client-key <file>', 'PEM private key (unencrypted) of --client-cert'),
   new Option('--webhooks-json <json>', 'the whole webhooks array as JSON, instead of --url/--header'),
 ];
 
-/** Webhooks from the flags, reporting a bad combination as a usage error. */
-export function webhooks(ctx: ActionContext, flags: WebhookFlags): ReturnType<typeof webhooksFromFlags> {
+/** Webhooks from the flags (certificate files read), reporting a bad combination as a usage error. */
+export async function webhooks(ctx: ActionContext, flags: WebhookFlags): Promise<ReturnType<typeof webhooksFromFlags>> {
   try {
-    return webhooksFromFlags(flags);
+    return webhooksFromFlags(flags, await clientCertificateFromFlags(flags));
   } catch (err) {
     if (err instanceof FlagError) return ctx.usage(err.message);
     throw err;
@@ -71,4 +73,24 @@ export async function filterOf(ctx: ActionContext, opts: FilterFlags): Promise<R
     if (err instanceof FlagError) return ctx.usage(err.message);
     throw err;
   }
+}
+
+export const retryOptions = (): Option[] => [
+  new Option('--retry-tiers <durations>', 'the destination\'s own retry waits, comma-separated, e.g. 30s,5m,1h (the last repeats); with --retry-deadline'),
+  new Option('--retry-deadline <duration>', 'how long after the first attempt to keep retrying, e.g. 4h (at most 24h); with --retry-tiers'),
+];
+
+export type RetryFlags = { retryTiers?: string; retryDeadline?: string; retry?: false };
+
+/**
+ * The retry policy of --retry-tiers and --retry-deadline (both or neither), null for --no-retry
+ * (the deployment's policy again), undefined when none was given. The API checks the durations
+ * and their limits, and names the field that is wrong.
+ */
+export function retryOf(ctx: ActionContext, opts: RetryFlags): { tiers: string[]; deadline: string } | null | undefined {
+  const given = opts.retryTiers !== undefined || opts.retryDeadline !== undefined;
+  if (opts.retry === false) return given ? ctx.usage('--no-retry and --retry-tiers/--retry-deadline: give one or the other') : null;
+  if (!given) return undefined;
+  if (opts.retryTiers === undefined || opts.retryDeadline === undefined) return ctx.usage('give --retry-tiers and --retry-deadline together');
+  return { tiers: opts.retryTiers.split(',').map((t) => t.trim()), deadline: opts.retryDeadline.trim() };
 }

@@ -9,6 +9,7 @@ import { computedTraits } from './computed-traits.js';
 import { deadLetters } from './dead-letters.js';
 import { deletions } from './deletions.js';
 import { destinations } from './destinations.js';
+import { notificationEndpoints } from './notification-endpoints.js';
 import { replays } from './replays.js';
 import { signingSecrets } from './signing-secrets.js';
 import { sources } from './sources.js';
@@ -30,7 +31,7 @@ export interface ProgramIo {
   sleep?: (ms: number) => Promise<void>;
 }
 
-export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations, signingSecrets, replays, deadLetters, deletions, audiences, computedTraits, tokens];
+export const groups: readonly GroupSpec[] = [sources, writeKeys, destinations, signingSecrets, notificationEndpoints, replays, deadLetters, deletions, audiences, computedTraits, tokens];
 
 /** Commands of their own, after the groups in `switchyard --help`. */
 export const standalone: readonly LeafSpec[] = [acls];

@@ -836,6 +836,10 @@ export interface paths {
                                 headers?: {
                                     [key: string]: string;
                                 };
+                                clientCertificate?: {
+                                    cert: string;
+                                    key: string;
+                                } | null;
                             }[];
                         };
                         /**
@@ -861,6 +865,20 @@ export interface paths {
                         signing?: {
                             standard: boolean;
                         };
+                        /** @description The destination's own retry policy (default: the deployment's SWITCHYARD_RETRY_TIERS and SWITCHYARD_RETRY_DEADLINE): the wait before each retry (the last repeats), each within the deployment's shortest and longest tier, and how long after the first attempt to keep trying (1s to 24h); null removes it */
+                        retry?: {
+                            tiers: string[];
+                            deadline: string;
+                        } | null;
+                        /**
+                         * @description At most perSecond requests a second (1 to 10000) over every delivery instance; tasks over it wait instead of failing. null removes it
+                         * @example {
+                         *       "perSecond": 50
+                         *     }
+                         */
+                        rateLimit?: {
+                            perSecond: number;
+                        } | null;
                     };
                 };
             };
@@ -913,6 +931,269 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notification-endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List notification endpoints */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Notification endpoints */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            notificationEndpoints: components["schemas"]["NotificationEndpoint"][];
+                        };
+                    };
+                };
+                /** @description Missing or wrong admin token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a notification endpoint: it receives Standard-Webhooks-signed {type, timestamp, data} for the event types named (destination.disabled, destination.failing, message.dead_lettered, replay.completed) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        id?: string;
+                        url: string;
+                        eventTypes: ("destination.disabled" | "destination.failing" | "message.dead_lettered" | "replay.completed")[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Created; signingSecret (whsec_) is shown in this response only */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NotificationEndpoint"] & {
+                            signingSecret: components["schemas"]["SigningSecretValue"];
+                        };
+                    };
+                };
+                /** @description Invalid request: `field` names the offending field */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing or wrong admin token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/notification-endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** Get a notification endpoint */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The notification endpoint */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["NotificationEndpoint"];
+                    };
+                };
+                /** @description Missing or wrong admin token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /** Delete a notification endpoint */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Deleted */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing or wrong admin token */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description MISSING_SCOPE: the token lacks the admin scope (`scope` names it) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
@@ -2410,7 +2691,7 @@ export interface paths {
         };
         options?: never;
         head?: never;
-        /** Update a destination (omitted fields unchanged; sharedSecret null removes it) */
+        /** Update a destination (omitted fields unchanged; sharedSecret null removes it; a webhook without clientCertificate keeps the one stored for its URL, null removes it) */
         patch: {
             parameters: {
                 query?: never;
@@ -2433,6 +2714,10 @@ export interface paths {
                                 headers?: {
                                     [key: string]: string;
                                 };
+                                clientCertificate?: {
+                                    cert: string;
+                                    key: string;
+                                } | null;
                             }[];
                         };
                         /**
@@ -2458,6 +2743,20 @@ export interface paths {
                         signing?: {
                             standard: boolean;
                         };
+                        /** @description The destination's own retry policy (default: the deployment's SWITCHYARD_RETRY_TIERS and SWITCHYARD_RETRY_DEADLINE): the wait before each retry (the last repeats), each within the deployment's shortest and longest tier, and how long after the first attempt to keep trying (1s to 24h); null removes it */
+                        retry?: {
+                            tiers: string[];
+                            deadline: string;
+                        } | null;
+                        /**
+                         * @description At most perSecond requests a second (1 to 10000) over every delivery instance; tasks over it wait instead of failing. null removes it
+                         * @example {
+                         *       "perSecond": 50
+                         *     }
+                         */
+                        rateLimit?: {
+                            perSecond: number;
+                        } | null;
                     };
                 };
             };
@@ -2813,6 +3112,11 @@ export interface components {
                 deadLetterReason: string | null;
                 /** @description filtered: integrations (the call's integrations map) or filter (the destination's event filter); else null */
                 filterReason?: string | null;
+                /**
+                 * @description The retry policy of the last attempt: default (the deployment's) or destination (its own retry setting); null before any attempt
+                 * @enum {unknown}
+                 */
+                retryPolicy: "default" | "destination" | null;
                 /** @description Oldest first; one entry per URL tried (urlIndex -1: no request was made) */
                 attempts: {
                     /** @description from 1 */
@@ -2831,6 +3135,13 @@ export interface components {
                     /** @description error class without a response: timeout, connect, reset, tls, dns, circuit_open, overloaded, ... */
                     error: string | null;
                     latencyMs: number;
+                    /**
+                     * @description which retry policy applied (records written before it was recorded read as default)
+                     * @enum {unknown}
+                     */
+                    retryPolicy: "default" | "destination";
+                    /** @description retry_scheduled / deferred: which of the policy's tiers (from 1) set the wait; else null */
+                    retryStep: number | null;
                 }[];
             }[];
         };
@@ -2912,6 +3223,16 @@ export interface components {
             /** Format: date-time */
             createdAt: string;
         };
+        NotificationEndpoint: {
+            id: string;
+            url: string;
+            eventTypes: ("destination.disabled" | "destination.failing" | "message.dead_lettered" | "replay.completed")[];
+            enabled: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            updatedAt: string;
+        };
         Destination: {
             id: string;
             sourceId: string;
@@ -2919,6 +3240,16 @@ export interface components {
             /** @constant */
             type: "webhooks";
             enabled: boolean;
+            /**
+             * @description failing: Switchyard disabled it because every attempt failed for SWITCHYARD_DISABLE_AFTER; cleared by enabling it again
+             * @enum {string|null}
+             */
+            disabledReason?: "failing" | null;
+            /**
+             * Format: date-time
+             * @description When Switchyard disabled it
+             */
+            disabledAt?: string | null;
             settings: {
                 /** @description Masked as ******** when set */
                 sharedSecret: string | null;
@@ -2928,6 +3259,11 @@ export interface components {
                     headers: {
                         [key: string]: string;
                     };
+                    /** @description Mutual TLS: {"set": true} when a client certificate is stored for this URL; the certificate and key are never returned */
+                    clientCertificate: {
+                        /** @constant */
+                        set: true;
+                    } | null;
                 }[];
             };
             /** @description The event filter ({types?, events?, where?}), null when every call goes through */
@@ -2942,6 +3278,17 @@ export interface components {
                 /** @description Only in the response of the create or update that generated it: its value, shown once */
                 newSecret?: components["schemas"]["SigningSecretValue"];
             };
+            /** @description The destination's own retry policy; null: the deployment's (SWITCHYARD_RETRY_TIERS, SWITCHYARD_RETRY_DEADLINE) */
+            retry?: {
+                /** @description The wait before each retry (the last repeats), e.g. 30s, 5m */
+                tiers: string[];
+                /** @description How long after the first attempt tasks are tried, e.g. 4h */
+                deadline: string;
+            } | null;
+            /** @description At most perSecond requests a second over every delivery instance; tasks over it wait (held, not failed). null: no limit */
+            rateLimit?: {
+                perSecond: number;
+            } | null;
             /** Format: date-time */
             createdAt: string;
             /** Format: date-time */

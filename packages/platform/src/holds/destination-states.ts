@@ -2,7 +2,7 @@ import type { AvroCodec } from '../codec/avro-codec.js';
 import type { Kafka } from '../kafka/client.js';
 import { followTopic } from '../kafka/topic-follower.js';
 import type { Logger } from '../logger.js';
-import type { DestinationState } from '../schemas/generated.js';
+import type { DestinationHealth, DestinationState } from '../schemas/generated.js';
 
 /**
  * How long a "refusing" record counts without being written again. Delivery writes it again every
@@ -36,12 +36,19 @@ export class DestinationStates {
   }
 }
 
-/** Reads the destination-state topic from its start into `states` and follows it; `stop` ends that. */
-export function followDestinationStates(opts: { kafka: Kafka; codec: AvroCodec; topic: string; logger: Logger; states: DestinationStates }): Promise<{ stop(): Promise<void> }> {
+/** The key of a destination's DestinationHealth in the destination-state topic (its DestinationState is keyed by the bare id). */
+export const healthKey = (destinationId: string): string => `health:${destinationId}`;
+
+/**
+ * Reads the destination-state topic from its start into `states` (and the failing clocks into
+ * `onHealth`, when given) and follows it; `stop` ends that.
+ */
+export function followDestinationStates(opts: { kafka: Kafka; codec: AvroCodec; topic: string; logger: Logger; states?: DestinationStates; onHealth?: (health: DestinationHealth) => void }): Promise<{ stop(): Promise<void> }> {
   return followTopic({
     kafka: opts.kafka, codec: opts.codec, topic: opts.topic, logger: opts.logger, label: 'destination-state', from: 'beginning',
     onRecord: (decoded) => {
-      if (decoded.name === 'io.switchyard.pipeline.DestinationState') opts.states.apply(decoded.value);
+      if (decoded.name === 'io.switchyard.pipeline.DestinationState') opts.states?.apply(decoded.value);
+      else if (decoded.name === 'io.switchyard.pipeline.DestinationHealth') opts.onHealth?.(decoded.value);
     },
   });
 }

@@ -36,6 +36,7 @@ describe('aclTable', () => {
     ['control', 'Topic', t.config, 'Write'], ['control', 'Topic', t.ingest, 'Write'], ['control', 'Topic', t.delivery, 'Write'], ['control', 'Topic', t.replays, 'Write'],
     ['control', 'Topic', t.deadLetter, 'Read'], ['control', 'Topic', t.deliveryAttempts, 'Read'], ['control', 'Topic', t.usage, 'Read'],
     ['control', 'Group', `${LIVE_TAIL_GROUP_PREFIX}0f3c`, 'Read'], ['control', 'Group', `${followerGroupPrefix('trace-index')}0f3c`, 'Read'],
+    ['control', 'Topic', t.destinationState, 'Read'], ['control', 'Group', `${followerGroupPrefix('destination-state')}0f3c`, 'Read'],
     ['registry', 'Topic', 'kafkasql-journal', 'Create'], ['registry', 'Topic', 'kafkasql-journal', 'Write'], ['registry', 'Group', `${REGISTRY_KAFKA_NAMES.groupPrefix}5e1d`, 'Read'],
     ['producer', 'Topic', t.ingest, 'Write'],
   ];
@@ -51,7 +52,7 @@ describe('aclTable', () => {
     ['delivery', 'Topic', t.config, 'Write'], ['delivery', 'Topic', t.delivery, 'Write'], ['delivery', 'Topic', t.deliveryAttempts, 'Read'],
     ['delivery', 'TransactionalId', partitionTransactionalId(prefix, 'fanout', 0), 'Write'],
     ['audiences', 'Topic', t.delivery, 'Write'], ['audiences', 'Group', g.fanout, 'Read'],
-    ['control', 'Topic', t.deadLetter, 'Write'], ['control', 'Group', g.fanout, 'Read'], ['control', 'Group', `${followerGroupPrefix('destination-state')}x`, 'Read'],
+    ['control', 'Topic', t.deadLetter, 'Write'], ['control', 'Group', g.fanout, 'Read'], ['control', 'Topic', t.destinationState, 'Write'],
     ['setup', 'Topic', t.ingest, 'Read'], ['setup', 'Topic', t.ingest, 'Write'], ['setup', 'Topic', 'other.ingest', 'Create'],
     ['registry', 'Topic', t.ingest, 'Read'], ['producer', 'Topic', t.ingest, 'Read'], ['producer', 'Topic', t.config, 'Write'],
   ];

@@ -141,6 +141,7 @@ export function aclTable({ prefix, registry = REGISTRY_KAFKA_NAMES }: AclSetting
       topic(t.deliveryAttempts, ['Read'], 'the trace index'),
       topic(t.usage, ['Read'], 'the usage index'),
       topic(t.replays, ['Read', 'Write'], 'replay requests and cancellations; the replay index'),
+      topic(t.destinationState, ['Read'], 'failing destinations, to disable and notify'),
       groupPrefix(LIVE_TAIL_GROUP_PREFIX, "the debugger's live feed"),
       ...followers('control'),
     ],

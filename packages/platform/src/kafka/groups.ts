@@ -41,7 +41,7 @@ export const FOLLOWERS = {
   'trace-index': ['control'],
   'usage-index': ['control'],
   'replay-index': ['control'],
-  'destination-state': ['fanout', 'delivery'],
+  'destination-state': ['fanout', 'delivery', 'control'],
 } as const;
 export type FollowerLabel = keyof typeof FOLLOWERS;
 

@@ -8,12 +8,19 @@ import type { ControlDeps } from '../control-deps.js';
 import { change } from '../config-store.js';
 import { newDestinationId } from '../ids.js';
 import { accessOf } from '../scopes.js';
-import { destinationView, secretShownOnce, signingAfter, storedFilter, withNewSecret } from '../views.js';
+import { enabledAfterRequest } from '../disabled-state.js';
+import { isNotificationEndpoint } from '../notification-endpoints.js';
+import { destinationView, secretShownOnce, signingAfter, storedFilter, storedWebhooks, withNewSecret } from '../views.js';
 
 type IdParams = { Params: { id: string } };
 
 export function destinationRoutes(app: FastifyInstance, { view, store, clock, destinationSchemas }: ControlDeps): void {
-  const find = (id: string): Destination => view.state.destination(id) ?? (() => { throw notFound('destination', id); })();
+  // Notification endpoints are stored as destinations of their own type, managed by their own routes.
+  const find = (id: string): Destination => {
+    const d = view.state.destination(id);
+    if (!d || isNotificationEndpoint(d)) throw notFound('destination', id);
+    return d;
+  };
 
   app.post('/v1/destinations', counted.write('destination', 'create'), async (req, reply) => {
     const body = parseBody(destinationSchemas.create, req.body);
@@ -22,8 +29,9 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
     const { created, ...signing } = signingAfter({ standardSignatures: false, signingSecrets: [] }, body.signing, now);
     const destination: Destination = {
       id: body.id ?? newDestinationId(), sourceId: body.sourceId, name: body.name, type: body.type, enabled: body.enabled,
-      sharedSecret: body.settings.sharedSecret ?? null, webhooks: body.settings.webhooks, createdAt: now, updatedAt: now,
-      filter: storedFilter(body.filter), ...signing,
+      sharedSecret: body.settings.sharedSecret ?? null, webhooks: storedWebhooks(body.settings.webhooks), createdAt: now, updatedAt: now,
+      filter: storedFilter(body.filter), ...signing, retry: body.retry ?? null,
+      rateLimit: body.rateLimit ?? null, disabledReason: null, disabledAt: null, notificationTypes: [],
     };
     if (view.state.destination(destination.id)) throw new ApiError(400, 'DUPLICATE_ID', `destination ${destination.id} exists`, 'id');
     await store.write(change.putDestination(destination));
@@ -34,7 +42,7 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
     const { sourceId } = req.query;
     const access = accessOf(req);
     if (sourceId) access.requireSource(sourceId);
-    const list = sourceId ? view.state.destinationsOfSource(sourceId) : access.visible(view.state.destinations(), (d) => d.sourceId);
+    const list = sourceId ? view.state.destinationsOfSource(sourceId) : access.visible(view.state.destinations().filter((d) => !isNotificationEndpoint(d)), (d) => d.sourceId);
     const now = clock();
     return { destinations: list.map((d) => destinationView(d, now, access.credentials)) };
   });
@@ -54,11 +62,13 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
     const next: Destination = {
       ...current,
       name: body.name ?? current.name,
-      enabled: body.enabled ?? current.enabled,
+      ...enabledAfterRequest(current, body.enabled),
       sharedSecret: body.settings?.sharedSecret === undefined ? current.sharedSecret : body.settings.sharedSecret,
-      webhooks: body.settings?.webhooks ?? current.webhooks,
+      webhooks: body.settings?.webhooks ? storedWebhooks(body.settings.webhooks, current.webhooks) : current.webhooks,
       filter: body.filter === undefined ? current.filter : storedFilter(body.filter),
       ...signing,
+      retry: body.retry === undefined ? current.retry : body.retry,
+      rateLimit: body.rateLimit === undefined ? current.rateLimit : body.rateLimit,
       updatedAt: now,
     };
     await store.write(change.putDestination(next));

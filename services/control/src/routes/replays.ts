@@ -9,6 +9,7 @@ import { newReplayId } from '../ids.js';
 import { replayView } from '../replay-index.js';
 import { accessOf } from '../scopes.js';
 import { storedFilter } from '../views.js';
+import { isNotificationEndpoint } from '../notification-endpoints.js';
 
 /** At most this many records per second, whatever fan-out would allow (its FANOUT_REPLAY_MAX_RATE caps it again). */
 export const MAX_REPLAY_RATE = 100_000;
@@ -29,7 +30,7 @@ type Params = { Params: { id: string; rid: string } };
  * writes its progress there, in the transactions of the tasks.
  */
 export function replayRoutes(app: FastifyInstance, { view, clock, replays }: ControlDeps): void {
-  const destination = (id: string) => view.state.destination(id) ?? (() => { throw notFound('destination', id); })();
+  const destination = (id: string) => { const d = view.state.destination(id); if (!d || isNotificationEndpoint(d)) throw notFound('destination', id); return d; };
   const find = (destinationId: string, rid: string) => {
     const found = replays.get(rid);
     if (!found || found.replay.destinationId !== destinationId) throw new ApiError(404, 'REPLAY_NOT_FOUND', `no replay ${rid} of destination ${destinationId}`);
