@@ -127,6 +127,14 @@ export class RangeReplay {
     const heldSince = this.opts.group.heldSinceOf(held);
     const refused = this.refusal(range.destinationId);
     if (refused && await runner.deferRangeAgain(range, refused)) return true;
+    // Its rate limit has no token for it before the range would fall due again: held again as one
+    // record, unread. Reading it would cost the whole offset span (other destinations' tasks too)
+    // each time a large held backlog comes round, and slow every other destination.
+    const perSecond = runner.rateLimitOf(range.destinationId);
+    if (perSecond !== undefined && this.opts.rates.wouldHold(range.destinationId, perSecond, this.opts.holdMs)) {
+      await runner.holdRangeAgain(range);
+      return true;
+    }
     let records: FetchedRecord[];
     try {
       records = await this.opts.readRange(range.topic, range.partition, BigInt(range.fromOffset), BigInt(range.toOffset));

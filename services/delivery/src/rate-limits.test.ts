@@ -47,6 +47,20 @@ describe('RateLimits (the hold decision)', () => {
     return { rates, advance: (ms: number) => { now += ms; }, now: () => now };
   }
 
+  it('wouldHold says whether the next task would be held, and reserves nothing (a due held range is held again unread)', () => {
+    const { rates, advance } = limits(1); // 10/s, burst 1
+    assert.equal(rates.wouldHold('d', 10, 0), false);
+    assert.equal(rates.wouldHold('d', 10, 0), false, 'asking took no token');
+    assert.deepEqual(rates.decide('d', 10, 0), { action: 'send' });
+    assert.equal(rates.wouldHold('d', 10, 0), true, 'the burst is spent, and no wait is allowed');
+    assert.equal(rates.wouldHold('d', 10, 100), false, 'the next token comes within 100 ms');
+    for (let i = 0; i < 10; i++) rates.decide('d', 10, 1000);
+    assert.equal(rates.wouldHold('d', 10, 1000), true, 'a second of tokens reserved ahead');
+    advance(1000);
+    assert.equal(rates.wouldHold('d', 10, 100), false);
+    assert.equal(rates.waiting, 10);
+  });
+
   it('sends while tokens last, then waits in memory up to the wait allowed, then holds', () => {
     const { rates, now } = limits(1); // 10/s, burst 1
     assert.deepEqual(rates.decide('d', 10, WAIT_IN_MEMORY_MS), { action: 'send' });

@@ -95,6 +95,12 @@ export class RateLimits {
     return { action: 'wait', at };
   }
 
+  /** Whether the next task of `destinationId` would be held (no token within `maxWaitMs`); reserves nothing. */
+  wouldHold(destinationId: string, perSecond: number, maxWaitMs: number): boolean {
+    const now = this.opts.clock();
+    return !this.bucket(destinationId, perSecond, now).wouldGrant(now, maxWaitMs);
+  }
+
   /** A task that waited for its token stopped waiting (sent, held or dropped). */
   waited(): void {
     this.waitingNow--;

@@ -51,6 +51,13 @@ export class TokenBucket {
     return now + waitMs;
   }
 
+  /** Whether reserve(now, maxWaitMs) would give a token, without taking one. */
+  wouldGrant(now: number, maxWaitMs: number): boolean {
+    this.refill(now);
+    if (this.level >= 1) return true;
+    return this.rate > 0 && Math.ceil(((1 - this.level) / this.rate) * 1000) <= maxWaitMs;
+  }
+
   /** How far ahead tokens are reserved (ms), 0 when none is. */
   reservedAheadMs(now: number): number {
     this.refill(now);
