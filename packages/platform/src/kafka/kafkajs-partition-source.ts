@@ -160,10 +160,21 @@ export function kafkajsPartitionSource(kafka: Kafka, topic: string): PartitionSo
       await cluster.disconnect().catch(() => undefined);
     },
   };
+  // A failed offset lookup refreshes the metadata before the error goes on: after a leader moved,
+  // the cluster's metadata is stale for up to its 60 s max age, and every lookup until then went
+  // to the old leader (fan-out's position log read this way could not fence a partition in).
+  const refreshingOnFailure = <T>(work: () => Promise<T>) => async (): Promise<T> => {
+    try {
+      return await work();
+    } catch (err) {
+      await source.recover(err);
+      throw err;
+    }
+  };
   return {
     partitions: () => tracked(() => source.partitions()),
-    earliestOffset: (partition) => tracked(() => source.earliestOffset(partition)),
-    latestOffset: (partition) => tracked(() => source.latestOffset(partition)),
+    earliestOffset: (partition) => tracked(refreshingOnFailure(() => source.earliestOffset(partition))),
+    latestOffset: (partition) => tracked(refreshingOnFailure(() => source.latestOffset(partition))),
     fetch: (partition, offset, maxWaitMs) => tracked(() => source.fetch(partition, offset, maxWaitMs)),
     recover: (error) => tracked(() => source.recover(error)),
     close: () => source.close(),
