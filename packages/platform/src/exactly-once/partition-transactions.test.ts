@@ -79,45 +79,6 @@ describe('PartitionTransactions: one transactional id per input partition, fence
     assert.deepEqual(log.filter((l) => /connect|disconnect|offsets/.test(l)), ['p2#1.connect', 'offsets(2)', 'p2#1.disconnect', 'p2#2.connect', 'offsets(2)']);
   });
 
-  it('after a failed transaction fences the partition in again without waiting for a batch (the new fence aborts the failed transaction), retrying while the broker is away', async () => {
-    let fail = true;
-    let fenceFailures = 2;
-    const log: string[] = [];
-    let made = 0;
-    const transactions = new PartitionTransactions({
-      groupId: 'g', topic: 'in', logger, refenceDelayMs: 5,
-      createProducer: () => {
-        const n = ++made;
-        const producer = fakeProducer(`p#${n}`, log, { failCommit: () => { const f = fail; fail = false; return f; } });
-        return n === 1 ? producer : ({ ...producer, connect: async () => { if (fenceFailures-- > 0) throw new Error('connect ECONNREFUSED'); log.push(`p#${n}.connect`); } }) as unknown as Producer;
-      },
-      committedOffset: async () => 7n,
-    });
-    transactions.assign([3]);
-    await transactions.withPartition(3, async () => undefined);
-    await assert.rejects(transactions.withPartition(3, (lease) => lease.commit([record], '8')), /not currently assigned/);
-    for (let i = 0; i < 200 && transactions.owned().length === 0; i++) await new Promise((r) => setTimeout(r, 5));
-    assert.deepEqual(transactions.owned(), [3], 'fenced in again with no batch asking');
-    assert.equal(made, 4, 'one producer, two fences refused, the third fence held');
-    await transactions.close();
-  });
-
-  it('does not fence in again a partition no longer assigned, nor after close', async () => {
-    let made = 0;
-    const transactions = new PartitionTransactions({
-      groupId: 'g', topic: 'in', logger, refenceDelayMs: 5,
-      createProducer: () => { made++; return fakeProducer('p', [], { failCommit: () => true }); },
-      committedOffset: async () => undefined,
-    });
-    transactions.assign([0]);
-    await assert.rejects(transactions.withPartition(0, (lease) => lease.commit([record], '1')));
-    transactions.assign([]);
-    await new Promise((r) => setTimeout(r, 30));
-    assert.equal(made, 1);
-    assert.deepEqual(transactions.owned(), []);
-    await transactions.close();
-  });
-
   it('runs the work of one partition one piece at a time, and of different partitions side by side', async () => {
     const { transactions } = harness(new Map());
     const events: string[] = [];

@@ -34,12 +34,7 @@ export interface PartitionTransactionsOptions {
   logger: Logger;
   /** Counts each time a partition is fenced in (after a rebalance, a restart, or a failed transaction). */
   onFence?: (partition: number) => void;
-  /** The first wait before a partition whose transaction or fence failed is fenced in again (doubling to 5 s). */
-  refenceDelayMs?: number;
 }
-
-/** The longest wait between two tries at fencing in again a partition still assigned. */
-const REFENCE_MAX_DELAY_MS = 5000;
 
 /** What the owner of an input partition may do with it: commit, and know where its predecessor stopped. */
 export interface PartitionLease {
@@ -69,12 +64,8 @@ interface Held {
  * if it was already committing, completed first. Only then is the committed position read (the
  * group's offset, or the furthest of it and the position log's): from that moment only this holder
  * can move it, so records below it are skipped (done already) and the rest processed once. A failed
- * transaction gives the partition up and fences it in again at once, retrying while it stays
- * assigned: the new fence aborts the failed transaction at its coordinator when the abort itself
- * could not reach one, and until then that open transaction holds back every read_committed reader
- * of the partitions it wrote (audiences writes to the very topic it reads, so no next batch would
- * come to fence it in; the broker would end it only at the transaction timeout). The new fence also
- * replaces a producer a broker crash left stuck, and reads the committed position again.
+ * transaction gives the partition up; the next batch fences it in again (which also replaces a
+ * producer a broker crash left stuck) and reads the committed position again.
  * Work on one partition runs one piece at a time; partitions run side by side.
  */
 export class PartitionTransactions {
@@ -109,23 +100,10 @@ export class PartitionTransactions {
     this.assigned = now;
     this.opts.positions?.groupOffsets.retain(partitions);
     for (const p of this.held.keys()) if (!now.has(p)) void this.serialised(p, () => this.release(p));
-    for (const p of now) if (!this.held.has(p)) this.fenceIn(p, this.opts.refenceDelayMs ?? 500);
-  }
-
-  /** Fences `partition` in ahead of its next batch; on failure tries again, later each time, while it stays assigned. */
-  private fenceIn(partition: number, retryDelayMs: number): void {
-    this.withPartition(partition, async () => undefined).catch((err: unknown) => {
-      this.opts.logger.warn({ err, partition, retryInMs: retryDelayMs }, 'fencing in a partition failed; trying again');
-      this.fenceInLater(partition, retryDelayMs);
-    });
-  }
-
-  private fenceInLater(partition: number, delayMs: number): void {
-    const timer = setTimeout(() => {
-      if (this.closed || this.held.has(partition) || (this.assigned && !this.assigned.has(partition))) return;
-      this.fenceIn(partition, Math.min(delayMs * 2, REFENCE_MAX_DELAY_MS));
-    }, delayMs);
-    timer.unref();
+    for (const p of now) {
+      if (this.held.has(p)) continue;
+      this.withPartition(p, async () => undefined).catch((err: unknown) => this.opts.logger.warn({ err, partition: p }, 'fencing in a partition failed; its first batch tries again'));
+    }
   }
 
   /** Partitions currently fenced in by this instance. */
@@ -154,9 +132,8 @@ export class PartitionTransactions {
           else await commitInTransaction(held.producer, records, [{ groupId: this.opts.groupId, topic: this.opts.topic, partition, offset: nextOffset }]);
         } catch (err) {
           // Fenced by a new owner, or the broker went away: either way read the position again before going on.
-          this.opts.logger.warn({ err, partition }, 'transaction failed; the partition is fenced in again');
+          this.opts.logger.warn({ err, partition }, 'transaction failed; the partition is fenced in again before its next batch');
           await this.release(partition);
-          this.fenceInLater(partition, this.opts.refenceDelayMs ?? 500);
           throw err;
         }
         if (nextOffset !== undefined) {
