@@ -12,7 +12,7 @@ import { PartitionOffsets, type OffsetTracker } from './offset-tracker.js';
 import { PauseControl } from './pause-control.js';
 import { RangeReplay } from './range-replay.js';
 import { RangeTasks, REGISTRY_RETRY_MS } from './range-tasks.js';
-import { RateLimits, rateShare, WAIT_IN_MEMORY_MS } from './rate-limits.js';
+import { RateLimits, WAIT_IN_MEMORY_MS } from './rate-limits.js';
 import { StallDetector } from './stall-detector.js';
 import type { TaskRunner } from './task-runner.js';
 import { TaskSlots } from './task-slots.js';
@@ -109,7 +109,6 @@ export class DeliveryConsumer {
   private readonly replay: RangeReplay;
   /** Destination rate limits at this instance's share of the partitions. */
   private readonly rates: RateLimits;
-  private partitionCounts = new Map<string, number>();
   private stopping = false;
   /** The eachBatch call running now, if any: stop() waits for it to return. */
   private batchRunning: Promise<void> | undefined;
@@ -123,7 +122,9 @@ export class DeliveryConsumer {
     this.pauses = new PauseControl({ consumer, metrics: opts.metrics, clock, stalls: this.stalls, perDestination: this.slots.perDestination, maxWaitingPerDestination: opts.maxWaitingPerDestination, stopping });
     this.commits = new CommitScheduler({ consumer, offsets: this.offsets, commitIntervalMs: opts.commitIntervalMs, logger, clock, stopping });
     this.group = new GroupAssignment({ consumer, offsets: this.offsets, logger, clock, ...(opts.groupOffsets ? { groupOffsets: opts.groupOffsets } : {}), stopping });
-    this.rates = new RateLimits({ clock });
+    const { partitionCounts } = opts;
+    const shareTopics = opts.rateShareTopics ?? opts.topics;
+    this.rates = new RateLimits({ clock, ...(partitionCounts ? { shares: { partitionCounts: () => partitionCounts(shareTopics), logger } } : {}) });
     opts.metrics.countRateLimitWaiting(() => this.rates.waiting);
     const rangeTasks = new RangeTasks({ codec: opts.codec, logger, setAside: opts.setAside, registryUnavailable: (err) => this.registryUnavailable(err), stopping });
     this.replay = new RangeReplay({
@@ -135,9 +136,7 @@ export class DeliveryConsumer {
 
   async start(): Promise<void> {
     const { consumer } = this.opts;
-    // Before the first assignment: without the counts this instance's share is 0 and it would hold
-    // every rate-limited task it reads.
-    this.partitionCounts = await this.readPartitionCounts();
+    await this.rates.readPartitionCounts();
     for (const topic of this.opts.topics) await consumer.subscribe({ topic, fromBeginning: true });
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.onAssignment(payload.memberId, payload.memberAssignment));
     this.group.listenForHeartbeats();
@@ -430,28 +429,12 @@ export class DeliveryConsumer {
     const assigned = this.group.assign(memberId, assignment);
     const generation = this.group.generation;
     this.pauses.retainOnly(assigned);
-    // At once with the counts known, then again with fresh ones (setup may have added partitions,
-    // which only lowers a share).
-    this.rates.setShare(this.shareOf(assigned));
-    this.readPartitionCounts().then((counts) => {
-      this.partitionCounts = counts;
-      if (this.group.generation === generation) this.rates.setShare(this.shareOf(assigned));
-    }, (err: unknown) => this.opts.logger.warn({ err }, 'could not read the partition counts: rate limit shares stay as they were'));
+    this.rates.assigned(assigned, () => this.group.generation !== generation);
     for (const key of [...this.lagByPartition.keys()]) if (!assigned.has(key)) this.lagByPartition.delete(key);
     this.commits.newGeneration(); // a new generation: its commits have not failed yet
     // A partition paused before the rebalance and handed back has no timer any more: read it again.
     if (this.stopping) return;
     this.pauses.resumeStale();
-  }
-
-  /** The partition counts rate limit shares are computed from. */
-  private readPartitionCounts(): Promise<Map<string, number>> {
-    return this.opts.partitionCounts ? this.opts.partitionCounts(this.opts.rateShareTopics ?? this.opts.topics) : Promise.resolve(new Map());
-  }
-
-  /** This instance's share of every rate limit with `assigned` (the whole limit without partitionCounts). */
-  private shareOf(assigned: Iterable<string>): number {
-    return this.opts.partitionCounts ? rateShare(assigned, this.partitionCounts) : 1;
   }
 
   private reportLag(topic: string): void {

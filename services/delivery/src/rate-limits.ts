@@ -1,3 +1,4 @@
+import type { Logger } from '@switchyard/platform/logger';
 import { TokenBucket } from './token-bucket.js';
 
 /**
@@ -56,11 +57,18 @@ export type RateDecision =
 
 export interface RateLimitsOptions {
   clock: () => number;
+  /**
+   * The partition count of each topic a share counts (read at start and at every assignment, since
+   * setup may add partitions). Absent (unit tests), this instance is the only one: its share is the
+   * whole limit.
+   */
+  shares?: { partitionCounts: () => Promise<Map<string, number>>; logger: Logger };
 }
 
 /** The token buckets of this instance's rate-limited destinations, at this instance's share. */
 export class RateLimits {
   private share = 0;
+  private partitionCounts = new Map<string, number>();
   private readonly buckets = new Map<string, { perSecond: number; bucket: TokenBucket }>();
   /** Tasks waiting in memory for their token, over all destinations (a gauge). */
   private waitingNow = 0;
@@ -69,6 +77,29 @@ export class RateLimits {
 
   get waiting(): number {
     return this.waitingNow;
+  }
+
+  /**
+   * Reads the partition counts; before the first assignment, or this instance's share would be 0
+   * and it would hold every rate-limited task it reads.
+   */
+  async readPartitionCounts(): Promise<void> {
+    if (this.opts.shares) this.partitionCounts = await this.opts.shares.partitionCounts();
+  }
+
+  /**
+   * A new assignment (`topic:partition` keys): the share at once with the counts known, then again
+   * with fresh ones (setup may have added partitions, which only lowers a share) unless a later
+   * assignment `superseded()` this one by then.
+   */
+  assigned(assigned: ReadonlySet<string>, superseded: () => boolean): void {
+    const { shares } = this.opts;
+    if (!shares) return this.setShare(1);
+    this.setShare(rateShare(assigned, this.partitionCounts));
+    shares.partitionCounts().then((counts) => {
+      this.partitionCounts = counts;
+      if (!superseded()) this.setShare(rateShare(assigned, counts));
+    }, (err: unknown) => shares.logger.warn({ err }, 'could not read the partition counts: rate limit shares stay as they were'));
   }
 
   /** A new assignment: every bucket goes on at the new share (tokens reserved ahead stay reserved). */

@@ -5,14 +5,15 @@ import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { Logger } from '@switchyard/platform/logger';
 import { appliedRetryPolicy, type AppliedRetryPolicy } from '@switchyard/platform/destination-retry';
 import { nextRetryUnder, tierReadFrom, type RetryPolicy } from '@switchyard/platform/retry-schedule';
-import type { ClientCertificate, DeadLetter, DeferralTrace, DeferredRange, DeliveryAttempt, DeliveryTask } from '@switchyard/platform/schemas/generated';
-import { breakerKey, isBreakerFailure, type CircuitBreaker } from './circuit-breaker.js';
+import type { DeadLetter, DeferralTrace, DeferredRange, DeliveryAttempt, DeliveryTask } from '@switchyard/platform/schemas/generated';
+import { isBreakerFailure, type CircuitBreaker } from './circuit-breaker.js';
 import type { PendingRange } from './deferred-ranges.js';
 import { statusClass, type DeliveryMetrics } from './delivery-metrics.js';
 import type { FailedAttemptLog } from './failed-attempt-log.js';
 import type { HealthPublisher } from './health-publisher.js';
 import type { RefusalPublisher } from './refusal-publisher.js';
 import { combineUrlOutcomes, type UrlOutcome } from './multi-url.js';
+import { prepareDestination, urlsToTry, type PreparedDestination } from './prepared-destination.js';
 import { classifyAttempt, type AttemptResult, type DeadLetterReason } from './outcome.js';
 import { standardSigning, type StandardSigning } from './standard-signing.js';
 import type { WebhookClient } from './webhook-client.js';
@@ -395,38 +396,6 @@ export class TaskRunner {
       }
     }
   }
-}
-
-/** What run() needs of a destination, derived once per destination object. */
-interface PreparedDestination {
-  /** Its distinct webhook URLs, in order. */
-  urls: readonly string[];
-  /** A URL's position in the destination's list (the last, if listed twice), for the trace. */
-  index: Map<string, number>;
-  /** A URL's headers (the last entry's, if listed twice). */
-  headers: Map<string, Record<string, string>>;
-  /** A URL's circuit breaker key (its origin). */
-  breakerKeys: Map<string, string>;
-  /** A URL's client certificate (mutual TLS), for the URLs that have one (the last entry's, if listed twice). */
-  certificates: Map<string, ClientCertificate>;
-}
-
-function prepareDestination(destination: Destination): PreparedDestination {
-  const urls = [...new Set(destination.webhooks.map((w) => w.url))];
-  return {
-    urls,
-    index: new Map(destination.webhooks.map((w, i) => [w.url, i])),
-    headers: new Map(destination.webhooks.map((w) => [w.url, w.headers])),
-    breakerKeys: new Map(urls.map((url) => [url, breakerKey(url)])),
-    certificates: new Map(destination.webhooks.map((w) => [w.url, w.clientCertificate] as const).filter((e): e is [string, ClientCertificate] => e[1] !== null)),
-  };
-}
-
-/** The URLs an attempt tries: those still pending, less any removed from the destination since (all, if none is left). */
-function urlsToTry(task: DeliveryTask, destination: PreparedDestination): readonly string[] {
-  if (task.pendingUrls === null) return destination.urls;
-  const urls = task.pendingUrls.filter((u) => destination.index.has(u));
-  return urls.length > 0 ? urls : destination.urls;
 }
 
 /** The trace record of an attempt that made no request. */
