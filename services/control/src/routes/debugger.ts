@@ -24,8 +24,8 @@ const SECURITY_HEADERS = {
 };
 
 /**
- * The debugger page at /debugger: a few static files (HTML, one ES module and its pure helper
- * module, CSS) read once at start and served from memory. The page itself is public; every call it
+ * The debugger page at /debugger: a few static files (HTML, its ES modules, CSS), every such file
+ * of the folder read once at start and served from memory. The page itself is public; every call it
  * makes for data carries the admin token, which the visitor types in.
  */
 export function debuggerRoutes(app: FastifyInstance, dir = DEBUGGER_DIR): void {
