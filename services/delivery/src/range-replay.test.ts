@@ -47,7 +47,7 @@ describe('DeliveryConsumer deferred ranges', () => {
     const ranges: Array<{ destinationId: string; offsets: string[] }> = [];
     let written!: () => void;
     const runner = {
-      rateLimitOf: () => undefined, circuitOpen: (t: DeliveryTask) => t.destinationId === 'hung',
+      rateLimitOf: () => undefined, underLimit: () => undefined, circuitOpen: (t: DeliveryTask) => t.destinationId === 'hung',
       deferRange: (r: { destinationId: string; offsets: string[] }) => { ranges.push(r); return new Promise<void>((resolve) => { written = resolve; }); },
       run: async (t: DeliveryTask) => { sent.push(t.taskId); },
     } as unknown as TaskRunner;
@@ -65,13 +65,13 @@ describe('DeliveryConsumer deferred ranges', () => {
   });
 
   /** A consumer holding delivery-topic and tier-1 partition 0 that has read one range record of tier-1 (offset 40); the range reads back hung:5, ok:6, hung:8. */
-  async function rangeFellDue(runner: TaskRunner) {
+  async function rangeFellDue(runner: TaskRunner, holdMs?: number) {
     const consumer = new FakeConsumer();
     const read: Array<[number, bigint, bigint]> = [];
     const delivery = new DeliveryConsumer({
       consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, 'tier-1'], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
       logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
-      setAside: async () => undefined,
+      setAside: async () => undefined, ...(holdMs === undefined ? {} : { holdMs }),
       readRange: async (_topic, partition, from, to) => {
         read.push([partition, from, to]);
         return ['hung:5', 'ok:6', 'hung:8'].map((v, i) => ({ offset: String([5, 6, 8][i]), key: Buffer.from(`${v.split(':')[0]}:u`), value: Buffer.from(v) }));
@@ -89,7 +89,7 @@ describe('DeliveryConsumer deferred ranges', () => {
       const sent: DeliveryTask[] = [];
       let again = 0;
       const runner = {
-        rateLimitOf: () => undefined, circuitOpen: () => false,
+        rateLimitOf: () => undefined, underLimit: () => undefined, circuitOpen: () => false,
         destinationRefuses: () => refusing,
         deferRangeAgain: async () => { again++; return true; },
         run: async (t: DeliveryTask) => { sent.push(t); },
@@ -105,11 +105,28 @@ describe('DeliveryConsumer deferred ranges', () => {
     }
   });
 
+  it('a rate-limited range run to its end with a token to spare tells fan-out it may write the tasks again; one held again part-way does not', async () => {
+    for (const [perSecond, holdMs] of [[1000, 10_000], [1, 500]] as const) {
+      const sent: string[] = [];
+      const underLimit: string[] = [];
+      const heldAgain: number[] = [];
+      const runner = {
+        rateLimitOf: () => perSecond, underLimit: (id: string) => { underLimit.push(id); }, circuitOpen: () => false, destinationRefuses: () => false,
+        holdRangeAgain: async (rest: { tasks: number }) => { heldAgain.push(rest.tasks); },
+        run: async (t: DeliveryTask) => { sent.push(t.taskId); },
+      } as unknown as TaskRunner;
+      const { consumer } = await rangeFellDue(runner, holdMs);
+      if (perSecond === 1000) assert.deepEqual([sent, heldAgain, underLimit], [['m5:hung', 'm8:hung'], [], ['hung']]);
+      else assert.deepEqual([sent, heldAgain, underLimit], [['m5:hung'], [1], []], 'one token, the next beyond the hold: the rest held again');
+      assert.deepEqual(consumer.commits.at(-1), [{ topic: 'tier-1', partition: 0, offset: '41' }]);
+    }
+  });
+
   it('past its deadline, a range whose destination refuses is dead-lettered task by task without a request', async () => {
     const sent: string[] = [];
     const deferred: Array<[string, string, number]> = [];
     const runner = {
-      rateLimitOf: () => undefined, circuitOpen: () => false,
+      rateLimitOf: () => undefined, underLimit: () => undefined, circuitOpen: () => false,
       destinationRefuses: () => true,
       deferRangeAgain: async () => false, // no time left: the policy says dead letter
       defer: async (t: DeliveryTask, reason: string) => { deferred.push([t.taskId, reason, t.attempt]); },
@@ -133,7 +150,7 @@ describe('DeliveryConsumer: a range run and its hold on the tier partition', () 
     const answers: Array<() => void> = [];
     const rests: Array<[string, { fromOffset: number; tasks: number }]> = [];
     const runner = {
-      rateLimitOf: () => undefined, circuitOpen: () => false,
+      rateLimitOf: () => undefined, underLimit: () => undefined, circuitOpen: () => false,
       destinationRefuses: () => false,
       run: (t: DeliveryTask) => { sent.push(t.taskId); return new Promise<void>((resolve) => { answers.push(resolve); }); },
       deferRangeRest: async (topic: string, rest: { fromOffset: number; tasks: number }) => { rests.push([topic, { fromOffset: rest.fromOffset, tasks: rest.tasks }]); },

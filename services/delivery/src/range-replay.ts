@@ -9,7 +9,7 @@ import type { DeliveryMetrics } from './delivery-metrics.js';
 import type { OffsetTracker } from './offset-tracker.js';
 import { DEFERRALS, type PauseControl } from './pause-control.js';
 import type { RangeTasks } from './range-tasks.js';
-import { LATE_MS, type RateLimits } from './rate-limits.js';
+import { LATE_MS, WAIT_IN_MEMORY_MS, type RateLimits } from './rate-limits.js';
 import type { StallDetector } from './stall-detector.js';
 import type { TaskRunner } from './task-runner.js';
 import type { TaskSlots } from './task-slots.js';
@@ -148,11 +148,12 @@ export class RangeReplay {
     this.opts.metrics.deferredRanges.inc({ event: 'read' });
     const tasks = await this.opts.rangeTasks.tasksOfRange(records, range);
     const runs: Array<Promise<boolean>> = [];
+    let restSetAside = false;
     for (const [i, { offset, task }] of tasks.entries()) {
       // Over the destination's rate limit for longer than the first tier's delay: the rest is held
       // as a range again (its tasks unread until then), and this run ends with what it sent.
       const token = await this.awaitToken(range.destinationId, held, heldSince);
-      if (token === 'hold') { await runner.holdRangeAgain(restOfRange(range, Number(offset), tasks.length - i)); break; }
+      if (token === 'hold') { await runner.holdRangeAgain(restOfRange(range, Number(offset), tasks.length - i)); restSetAside = true; break; }
       if (token !== 'go') return token === 'lost' ? false : this.cutShort(range, tierTopic, tasks, runs);
       // Room in the destination's queue, or a refusal. Past the deadline too: sent at once, each
       // task held a global slot while it queued for the destination's.
@@ -162,7 +163,7 @@ export class RangeReplay {
         if (refusing || !slots.destinationFull(range.destinationId)) break;
         await sleep(RANGE_WAIT_POLL_MS);
       }
-      if (refusing && await runner.deferRangeAgain(restOfRange(range, Number(offset), tasks.length - i), refusing)) break;
+      if (refusing && await runner.deferRangeAgain(restOfRange(range, Number(offset), tasks.length - i), refusing)) { restSetAside = true; break; }
       if (refusing) {
         // Past the deadline, refused: dead-lettered (reason deadline) without a request or a slot.
         const next = await this.rangeMayGoOn(held, heldSince);
@@ -180,7 +181,17 @@ export class RangeReplay {
       slots.taskStarted();
       runs.push(this.opts.runInSlots(resumedFromRange(task, range), held));
     }
+    if (!restSetAside) this.backlogGone(range.destinationId);
     return (await Promise.all(runs)).every(Boolean);
+  }
+
+  /**
+   * A range ran to its end: if a task of its destination arriving now would not be held (no rate
+   * limit, or a token within the wait in memory), fan-out may write its tasks again.
+   */
+  private backlogGone(destinationId: string): void {
+    const perSecond = this.opts.runner.rateLimitOf(destinationId);
+    if (perSecond === undefined || !this.opts.rates.wouldHold(destinationId, perSecond, WAIT_IN_MEMORY_MS)) this.opts.runner.underLimit(destinationId);
   }
 
   /**

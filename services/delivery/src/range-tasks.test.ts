@@ -59,7 +59,7 @@ describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest re
 
   it('read from the ingest topic: the held events only, as the tasks fan-out would have written, with the range\'s attempt count', async () => {
     const sent: DeliveryTask[] = [];
-    const runner = { rateLimitOf: () => undefined, circuitOpen: () => false, destinationRefuses: () => false, run: async (t: DeliveryTask) => { sent.push(t); } } as unknown as TaskRunner;
+    const runner = { rateLimitOf: () => undefined, underLimit: () => undefined, circuitOpen: () => false, destinationRefuses: () => false, run: async (t: DeliveryTask) => { sent.push(t); } } as unknown as TaskRunner;
     const { consumer, read } = await heldRangeFellDue(runner);
     assert.deepEqual(read, [[INGEST, 2, 5n, 9n]]);
     assert.deepEqual(sent.map((t) => [t.taskId, t.destinationId, t.userKey, t.attempt, t.firstAttemptAt, t.createdAt, t.receivedAt]), [
@@ -73,7 +73,7 @@ describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest re
     const again: Array<{ fromOffset: number; tasks: number; heldOffsets: number[] | null }> = [];
     let calls = 0;
     const runner = {
-      rateLimitOf: () => undefined, circuitOpen: () => false,
+      rateLimitOf: () => undefined, underLimit: () => undefined, circuitOpen: () => false,
       destinationRefuses: () => ++calls > 2, // the range's check and the first task's pass; the second task's is refused
       deferRangeAgain: async (r: { fromOffset: number; tasks: number; heldOffsets: number[] | null }) => { again.push(r); return true; },
       run: async () => undefined,
@@ -84,7 +84,7 @@ describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest re
 
   it('a held event that cannot be decoded is set aside on invalid-events, not dropped; the others run', async () => {
     const sent: string[] = [];
-    const runner = { rateLimitOf: () => undefined, circuitOpen: () => false, destinationRefuses: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); } } as unknown as TaskRunner;
+    const runner = { rateLimitOf: () => undefined, underLimit: () => undefined, circuitOpen: () => false, destinationRefuses: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); } } as unknown as TaskRunner;
     const { consumer, setAside } = await heldRangeFellDue(runner, ['e:5', 'e:6', 'bad', 'e:8', 'e:9']);
     assert.deepEqual(sent, ['m5:hung', 'm9:hung']);
     assert.deepEqual(setAside, [[INGEST, 2, '7', 'held for hung: unknown schema id 99']]);
@@ -93,7 +93,7 @@ describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest re
 
   it('a held event whose schema the registry does not answer for (restarting) waits for it: made a task, not set aside', async () => {
     const sent: string[] = [];
-    const runner = { rateLimitOf: () => undefined, circuitOpen: () => false, destinationRefuses: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); } } as unknown as TaskRunner;
+    const runner = { rateLimitOf: () => undefined, underLimit: () => undefined, circuitOpen: () => false, destinationRefuses: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); } } as unknown as TaskRunner;
     lookups = 0;
     const { consumer, setAside } = await heldRangeFellDue(runner, ['e:5', 'e:6', 'flaky:7', 'e:8', 'e:9']);
     for (let waited = 0; sent.length < 3 && waited < 5000; waited += 50) await new Promise((r) => setTimeout(r, 50));

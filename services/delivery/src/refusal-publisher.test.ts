@@ -37,7 +37,7 @@ describe('RefusalPublisher: what fan-out learns of refusing destinations', () =>
     refusals.answered('d');
     await settle();
     assert.equal(written.length, 0);
-    states.apply({ destinationId: 'd', refusing: true, at: now(), writer: 'another' });
+    states.apply({ destinationId: 'd', refusing: true, at: now(), writer: 'another', reason: null });
     refusals.answered('d');
     await settle();
     refusals.answered('d');
@@ -45,13 +45,43 @@ describe('RefusalPublisher: what fan-out learns of refusing destinations', () =>
     assert.deepEqual(written.map((s) => [s.destinationId, s.refusing]), [['d', false]]);
   });
 
+  it('rate-limited: reported with its reason, kept through answers, cleared once a held range runs out with a token to spare', async () => {
+    const { refusals, states, written, advance, now } = publisher();
+    refusals.rateLimited('d');
+    await settle();
+    refusals.rateLimited('d');
+    refusals.answered('d');
+    await settle();
+    assert.deepEqual(written.map((s) => [s.refusing, s.reason]), [[true, 'rate_limited']], 'once, and answers do not clear it');
+    assert.equal(states.heldFor('d', now()), 'rate_limited');
+    advance(REFUSING_REFRESH_MS);
+    refusals.rateLimited('d');
+    await settle();
+    assert.equal(written.length, 2, 'written again after the refresh interval');
+    refusals.underLimit('d');
+    await settle();
+    refusals.underLimit('d');
+    await settle();
+    assert.deepEqual(written.map((s) => [s.refusing, s.reason]).slice(2), [[false, null]]);
+    assert.equal(states.heldFor('d', now()), undefined);
+  });
+
+  it('underLimit leaves a destination refusing for its circuits alone; a record without a reason is circuit_open', async () => {
+    const { refusals, states, written, now } = publisher();
+    states.apply({ destinationId: 'd', refusing: true, at: now(), writer: 'another', reason: null });
+    refusals.underLimit('d');
+    await settle();
+    assert.equal(written.length, 0);
+    assert.equal(states.heldFor('d', now()), 'circuit_open');
+  });
+
   it('fan-out holds a destination while its latest state says refusing and is fresh', () => {
     const states = new DestinationStates();
-    states.apply({ destinationId: 'd', refusing: true, at: 1000, writer: 'w' });
+    states.apply({ destinationId: 'd', refusing: true, at: 1000, writer: 'w', reason: null });
     assert.equal(states.refusing('d', 1000 + REFUSING_FRESH_MS - 1), true);
     assert.equal(states.refusing('d', 1000 + REFUSING_FRESH_MS), false, 'stale');
     assert.equal(states.refusing('other', 1000), false);
-    states.apply({ destinationId: 'd', refusing: false, at: 2000, writer: 'w' });
+    states.apply({ destinationId: 'd', refusing: false, at: 2000, writer: 'w', reason: null });
     assert.equal(states.refusing('d', 2000), false);
   });
 });

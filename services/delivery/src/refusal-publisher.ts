@@ -1,4 +1,4 @@
-import { REFUSING_REFRESH_MS, type DestinationStates } from '@switchyard/platform/holds/destination-states';
+import { REFUSING_REFRESH_MS, refusalReason, type DestinationStates, type HoldReason } from '@switchyard/platform/holds/destination-states';
 import type { Logger } from '@switchyard/platform/logger';
 import type { DestinationState } from '@switchyard/platform/schemas/generated';
 
@@ -14,13 +14,16 @@ export interface RefusalPublisherDeps {
 }
 
 /**
- * Tells fan-out which destinations refuse every request (DestinationState), so that it holds their
- * tasks instead of writing them (fan-out's held-ranges.ts): "refusing" when this instance defers a
- * destination's work with every circuit open, again every REFUSING_REFRESH_MS while that lasts, and
- * "answering" when a request to a destination reported refusing gets an answer. Only an
- * optimisation of the write path: a report lost or late changes which way the tasks travel (held
- * ranges or written tasks deferred here), never whether they arrive. At most one write per
- * destination is under way.
+ * Tells fan-out which destinations' work delivery holds back (DestinationState), so that it holds
+ * their tasks instead of writing them (fan-out's held-ranges.ts):
+ * - "refusing, circuit_open" when this instance defers a destination's work with every circuit
+ *   open, and "answering" when a request to it gets an answer;
+ * - "refusing, rate_limited" when this instance holds a destination's work because its rate limit
+ *   has no token for it before the first tier's delay, and "answering" when a held range of it ran
+ *   to its end with a token to spare (its backlog is gone).
+ * Written again every REFUSING_REFRESH_MS while it lasts. Only an optimisation of the write path:
+ * a report lost or late changes which way the tasks travel (held ranges or written tasks deferred
+ * or held here), never whether they arrive. At most one write per destination is under way.
  */
 export class RefusalPublisher {
   private readonly writing = new Set<string>();
@@ -32,32 +35,55 @@ export class RefusalPublisher {
    * `everyCircuitOpen()`, asked only when a report is due.
    */
   refusing(destinationId: string, everyCircuitOpen: () => boolean): void {
-    const now = this.deps.clock();
-    const known = this.deps.states.get(destinationId);
-    if (known?.refusing && now - known.at < REFUSING_REFRESH_MS) return;
+    if (!this.reportDue(destinationId)) return;
     if (!everyCircuitOpen()) return;
-    this.publish({ destinationId, refusing: true, at: now, writer: this.deps.writer });
+    this.publish(destinationId, 'circuit_open');
   }
 
-  /** A request to the destination got an answer (any status: it is reachable). Called for every answer: a map lookup when nothing changes. */
+  /** Work of the destination was held by its rate limit (no token before the first tier's delay). */
+  rateLimited(destinationId: string): void {
+    if (this.reportDue(destinationId)) this.publish(destinationId, 'rate_limited');
+  }
+
+  /**
+   * A request to the destination got an answer (any status: it is reachable). Called for every
+   * answer: a map lookup when nothing changes. A rate-limited destination answers all along.
+   */
   answered(destinationId: string): void {
-    if (!this.deps.states.get(destinationId)?.refusing) return;
-    this.publish({ destinationId, refusing: false, at: this.deps.clock(), writer: this.deps.writer });
+    if (this.refusingFor(destinationId) === 'circuit_open') this.publish(destinationId, undefined);
   }
 
-  private publish(state: DestinationState): void {
-    if (this.writing.has(state.destinationId)) return;
-    this.writing.add(state.destinationId);
+  /** A held range of the destination ran to its end with a token to spare, or it has no rate limit now. */
+  underLimit(destinationId: string): void {
+    if (this.refusingFor(destinationId) === 'rate_limited') this.publish(destinationId, undefined);
+  }
+
+  /** Whether a refusing report is due: none is known, or the latest is older than the refresh interval. */
+  private reportDue(destinationId: string): boolean {
+    const known = this.deps.states.get(destinationId);
+    return !known?.refusing || this.deps.clock() - known.at >= REFUSING_REFRESH_MS;
+  }
+
+  private refusingFor(destinationId: string): HoldReason | undefined {
+    const known = this.deps.states.get(destinationId);
+    return known?.refusing ? refusalReason(known) : undefined;
+  }
+
+  private publish(destinationId: string, reason: HoldReason | undefined): void {
+    if (this.writing.has(destinationId)) return;
+    this.writing.add(destinationId);
+    const state: DestinationState = { destinationId, refusing: reason !== undefined, at: this.deps.clock(), writer: this.deps.writer, reason: reason ?? null };
     // Logged when it changes, not on each refresh.
-    if (this.deps.states.get(state.destinationId)?.refusing !== state.refusing) {
-      this.deps.logger.info({ destinationId: state.destinationId, refusing: state.refusing }, state.refusing
-        ? 'destination refuses every request: reported, fan-out holds its tasks'
-        : 'destination answers again: reported, fan-out writes its tasks');
+    const known = this.deps.states.get(destinationId);
+    if (known?.refusing !== state.refusing || (known.refusing && refusalReason(known) !== reason)) {
+      this.deps.logger.info({ destinationId, refusing: state.refusing, reason }, state.refusing
+        ? 'destination holds back its work: reported, fan-out holds its tasks'
+        : 'destination takes its work again: reported, fan-out writes its tasks');
     }
     // Applied at once: the next calls see it before it is read back from the topic.
     this.deps.states.apply(state);
     this.deps.write(state).catch((err: unknown) => {
-      this.deps.logger.warn({ err, destinationId: state.destinationId, refusing: state.refusing }, 'destination state not written');
-    }).finally(() => this.writing.delete(state.destinationId));
+      this.deps.logger.warn({ err, destinationId, refusing: state.refusing, reason }, 'destination state not written');
+    }).finally(() => this.writing.delete(destinationId));
   }
 }

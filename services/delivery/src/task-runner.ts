@@ -40,8 +40,8 @@ export interface TaskRunnerDeps {
   recordAttempt?: (record: DeliveryAttempt | DeferralTrace) => void;
   /** Logs failed requests, rate-limited per destination. */
   failures?: FailedAttemptLog;
-  /** Reports destinations refusing every request, and answering again, to fan-out (which then holds their tasks). */
-  refusals?: Pick<RefusalPublisher, 'refusing' | 'answered'>;
+  /** Reports destinations refusing every request or held by their rate limit, and taking work again, to fan-out (which then holds their tasks). */
+  refusals?: Pick<RefusalPublisher, 'refusing' | 'answered' | 'rateLimited' | 'underLimit'>;
   /** Reports whether each attempt that made requests succeeded: the failing clock control disables destinations by. */
   health?: Pick<HealthPublisher, 'attempted'>;
 }
@@ -175,6 +175,7 @@ export class TaskRunner {
    */
   async hold(task: DeliveryTask): Promise<void> {
     this.deps.metrics.rateLimited.inc({ destination: task.destinationId, action: 'held' });
+    this.deps.refusals?.rateLimited(task.destinationId);
     await this.write(this.deps.topics.retry(1), `${task.destinationId}:${task.userKey}`, this.deps.codec.encode('io.switchyard.pipeline.DeliveryTask', { ...task, notBefore: this.heldUntil() }));
   }
 
@@ -186,6 +187,7 @@ export class TaskRunner {
   private async holdRange(range: PendingRange): Promise<void> {
     const n = range.tasks.length;
     this.deps.metrics.rateLimited.inc({ destination: range.destinationId, action: 'held' }, n);
+    this.deps.refusals?.rateLimited(range.destinationId);
     await this.writeRange(this.deps.topics.retry(1), {
       destinationId: range.destinationId, topic: range.topic, partition: range.partition, fromOffset: Number(range.from), toOffset: Number(range.to),
       tasks: n, attempt: 0, firstAttemptAt: 0, deadline: 0, notBefore: this.heldUntil(), lastError: 'rate_limited', heldOffsets: null,
@@ -195,7 +197,13 @@ export class TaskRunner {
   /** A range (of any attempt) whose run ran out of tokens: the rest is held as it is, due after the first tier's delay. */
   async holdRangeAgain(range: DeferredRange): Promise<void> {
     this.deps.metrics.rateLimited.inc({ destination: range.destinationId, action: 'held' }, range.tasks);
+    this.deps.refusals?.rateLimited(range.destinationId);
     await this.writeRange(this.deps.topics.retry(1), { ...range, notBefore: this.heldUntil() });
+  }
+
+  /** A held range of the destination ran to its end with a token to spare (or no rate limit): fan-out may write its tasks again. */
+  underLimit(destinationId: string): void {
+    this.deps.refusals?.underLimit(destinationId);
   }
 
   /** When a held task is looked at again: the first tier's delay, so the tier stays in due order. */

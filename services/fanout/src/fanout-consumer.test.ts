@@ -33,17 +33,17 @@ const TIER_MS = 10_000;
 const { codec, registry: schemaRegistry } = await offlineCodec();
 const logger = createLogger({ service: 'test', level: 'silent' });
 
-/** src has dst-a (no filter), dst-b (only "Order *" track events) and dst-off (disabled); quiet has none; off is disabled. */
-function configuration(): ConfigState {
+/** src has dst-a (no filter), dst-b (only "Order *" track events; `limitB` its rate limit) and dst-off (disabled); quiet has none; off is disabled. */
+function configuration(limitB: number | null = null): ConfigState {
   const c = new ConfigState();
   const source = (id: string, enabled = true) => c.apply(`source:${id}`, { kind: 'source', value: { id, name: id, enabled, writeKeys: [`wk-${id}`], createdAt: 0, updatedAt: 0 } });
-  const destination = (id: string, sourceId: string, enabled: boolean, filter: string | null) => c.apply(`destination:${id}`, {
+  const destination = (id: string, sourceId: string, enabled: boolean, filter: string | null, rateLimit: { perSecond: number } | null = null) => c.apply(`destination:${id}`, {
     kind: 'destination',
-    value: { id, sourceId, name: id, type: 'webhooks', enabled, sharedSecret: null, webhooks: [{ url: 'https://hooks.example.com/in', headers: {}, clientCertificate: null }], createdAt: 0, updatedAt: 0, filter, standardSignatures: false, rateLimit: null, signingSecrets: [], retry: null, disabledReason: null, disabledAt: null, notificationTypes: [] },
+    value: { id, sourceId, name: id, type: 'webhooks', enabled, sharedSecret: null, webhooks: [{ url: 'https://hooks.example.com/in', headers: {}, clientCertificate: null }], createdAt: 0, updatedAt: 0, filter, standardSignatures: false, rateLimit, signingSecrets: [], retry: null, disabledReason: null, disabledAt: null, notificationTypes: [] },
   });
   source('src'); source('quiet'); source('off', false);
   destination('dst-a', 'src', true, null);
-  destination('dst-b', 'src', true, '{"events":["Order *"]}');
+  destination('dst-b', 'src', true, '{"events":["Order *"]}', limitB === null ? null : { perSecond: limitB });
   destination('dst-off', 'src', false, null);
   destination('off-dst', 'off', true, null);
   return c;
@@ -61,7 +61,7 @@ const ingest = (offset: number, event: Track, { direct = false } = {}): InputRec
 type Usage = { sourceId: string; outcome: UsageOutcome; reason?: UsageReason };
 
 /** One fan-out instance over `broker`: the consumer joined to ingest partitions 0 and 1 unless told otherwise. */
-async function fanoutOver(broker: FakeTransactionBroker, { partitions = [0, 1], holds, recordTrace = true }: { partitions?: number[]; holds?: DestinationStates; recordTrace?: boolean } = {}) {
+async function fanoutOver(broker: FakeTransactionBroker, { partitions = [0, 1], holds, recordTrace = true, limitB = null }: { partitions?: number[]; holds?: DestinationStates; recordTrace?: boolean; limitB?: number | null } = {}) {
   const consumer = new FakeConsumer(topics.ingest);
   const metrics = fanoutMetrics(new Registry());
   const usage: Usage[] = [];
@@ -75,7 +75,7 @@ async function fanoutOver(broker: FakeTransactionBroker, { partitions = [0, 1], 
     },
   });
   await runFanout({
-    consumer: consumer.asConsumer, transactions, codec, config: configuration(), topics, metrics, logger, clock: () => NOW, recordTrace, layout: LAYOUT,
+    consumer: consumer.asConsumer, transactions, codec, config: configuration(limitB), topics, metrics, logger, clock: () => NOW, recordTrace, layout: LAYOUT,
     countUsage: (sourceId, _receivedAt, outcome, n, reason) => { for (let i = 0; i < n; i++) usage.push({ sourceId, outcome, ...(reason ? { reason } : {}) }); },
     ...(holds ? { holds: { states: holds, policy: { tiersMs: [TIER_MS], deadlineMs: 3_600_000 } } } : {}),
   });
@@ -281,9 +281,9 @@ describe('runFanout: a transaction that fails', () => {
 });
 
 describe('runFanout: destinations delivery reports refusing', () => {
-  const refusing = (at: number) => {
+  const refusing = (at: number, reason: string | null = null) => {
     const states = new DestinationStates();
-    states.apply({ destinationId: 'dst-b', refusing: true, at, writer: 'delivery-1' });
+    states.apply({ destinationId: 'dst-b', refusing: true, at, writer: 'delivery-1', reason });
     return states;
   };
 
@@ -305,6 +305,27 @@ describe('runFanout: destinations delivery reports refusing', () => {
     assert.deepEqual(trace!.deferrals.map((d) => [d.destinationId, d.messageIds, d.nextTier]), [['dst-b', ['m-5', 'm-6', 'm-7'], 1]]);
     assert.equal(await count(metrics.held, { destination: 'dst-b' }), 3);
     assert.equal(await count(metrics.tasks, { destination: 'dst-b' }), 0);
+  });
+
+  it('over its rate limit: held as a range of attempt 0 in the first tier (no attempt, no deadline, no deferral trace)', async () => {
+    const broker = new FakeTransactionBroker();
+    const { consumer, metrics } = await fanoutOver(broker, { holds: refusing(NOW - 1000, 'rate_limited'), limitB: 50 });
+    await consumer.deliver(0, [5, 6].map((o) => ingest(o, track({ messageId: `m-${o}` }))));
+    const tasks = await decoded(broker.records(topics.delivery), 'io.switchyard.pipeline.DeliveryTask');
+    assert.deepEqual(tasks.map((t) => t.taskId), ['m-5:dst-a', 'm-6:dst-a']);
+    const [range] = await decoded(broker.records(topics.retry(1)), 'io.switchyard.pipeline.DeferredRange');
+    assert.deepEqual([range!.attempt, range!.deadline, range!.notBefore, range!.lastError, [...range!.heldOffsets!]], [0, 0, NOW + TIER_MS, 'rate_limited', [5, 6]]);
+    const [trace] = await decoded(broker.records(topics.deliveryAttempts), 'io.switchyard.pipeline.TraceRecords');
+    assert.deepEqual(trace!.deferrals, []);
+    assert.equal(await count(metrics.held, { destination: 'dst-b' }), 2);
+  });
+
+  it('a rate limit\'s hold lapses once the destination has no rate limit: its tasks are written', async () => {
+    const broker = new FakeTransactionBroker();
+    const { consumer } = await fanoutOver(broker, { holds: refusing(NOW - 1000, 'rate_limited') });
+    await consumer.deliver(0, [ingest(0, track())]);
+    assert.equal(broker.records(topics.delivery).length, 2);
+    assert.deepEqual(broker.records(topics.retry(1)), []);
   });
 
   it('a refusing state older than the freshness window holds nothing', async () => {

@@ -8,7 +8,7 @@ import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import { uncommittedRecords, type PartitionLease, type PartitionTransactions } from '@switchyard/platform/exactly-once/partition-transactions';
 import type { Logger } from '@switchyard/platform/logger';
 import { appliedRetryPolicy } from '@switchyard/platform/destination-retry';
-import type { DestinationStates } from '@switchyard/platform/holds/destination-states';
+import type { DestinationStates, HoldReason } from '@switchyard/platform/holds/destination-states';
 import type { RetryPolicy } from '@switchyard/platform/retry-schedule';
 import type { DeferralTrace, FanoutTrace } from '@switchyard/platform/schemas/generated';
 import type { FilterReason, UsageOutcome } from '@switchyard/platform/usage/usage-tally';
@@ -37,8 +37,9 @@ export interface FanoutDeps {
    */
   countUsage?: (sourceId: string, receivedAt: number, outcome: UsageOutcome, n: number, reason?: FilterReason) => void;
   /**
-   * Destinations delivery reports refusing, and the retry policy: their tasks are held (one tier
-   * record per batch instead of the tasks, held-ranges.ts). Absent: every task is written.
+   * Destinations delivery reports refusing (every circuit open, or over their rate limit), and the
+   * retry policy: their tasks are held (one tier record per batch instead of the tasks,
+   * held-ranges.ts). Absent: every task is written.
    */
   holds?: { states: DestinationStates; policy: RetryPolicy };
 }
@@ -116,8 +117,8 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
   const counted: Counted[] = [];
   const now = deps.clock();
   const perDestination = new Map<string, number>();
-  // Whether each destination's tasks are held, decided once per batch.
-  const holding = new Map<string, boolean>();
+  // Whether (and why) each destination's tasks are held, decided once per batch.
+  const holding = new Map<string, HoldReason | null>();
   const { holds } = deps;
   const held = holds ? new HeldRanges(batch.topic, batch.partition) : undefined;
   for (const message of messages) {
@@ -141,8 +142,9 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
     }
     if (decision.kind === 'tasks') {
       for (const { key, task } of decision.tasks) {
-        if (held && holds && isHeld(holds.states, holding, task.destinationId, now)) {
-          held.add(task.destinationId, task.sourceId, Number(message.offset), task.messageId);
+        const holdReason = held && holds ? heldFor(deps.config, holds.states, holding, task.destinationId, now) : null;
+        if (held && holdReason) {
+          held.add(task.destinationId, task.sourceId, Number(message.offset), task.messageId, holdReason);
           continue;
         }
         tasks.push({ key, value: deps.codec.encode('io.switchyard.pipeline.DeliveryTask', task) });
@@ -165,7 +167,7 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
   }
 
   const holdRecords = held?.size && holds ? held.records((id) => appliedRetryPolicy(deps.config.destination(id), holds.policy), holds.policy.tiersMs, now) : [];
-  const deferrals: DeferralTrace[] = deps.recordTrace ? holdRecords.map((h) => h.trace) : [];
+  const deferrals: DeferralTrace[] = deps.recordTrace ? holdRecords.flatMap((h) => h.trace ? [h.trace] : []) : [];
   const end = deps.metrics.transaction.startTimer();
   try {
     await lease.commit([
@@ -186,11 +188,18 @@ async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['mes
   deps.metrics.lag.set({ partition: String(batch.partition) }, Math.max(0, Number(BigInt(batch.highWatermark) - BigInt(batch.lastOffset()) - 1n)));
 }
 
-/** Whether a destination's tasks are held in this batch: asked of the states once per batch. */
-function isHeld(states: DestinationStates, holding: Map<string, boolean>, destinationId: string, now: number): boolean {
-  let held = holding.get(destinationId);
-  if (held === undefined) holding.set(destinationId, (held = states.refusing(destinationId, now)));
-  return held;
+/**
+ * Whether (and why) a destination's tasks are held in this batch: asked of the states once per
+ * batch. A rate limit's hold lapses at once when the destination no longer has a limit.
+ */
+function heldFor(config: ConfigState, states: DestinationStates, holding: Map<string, HoldReason | null>, destinationId: string, now: number): HoldReason | null {
+  let reason = holding.get(destinationId);
+  if (reason === undefined) {
+    reason = states.heldFor(destinationId, now) ?? null;
+    if (reason === 'rate_limited' && !config.destination(destinationId)?.rateLimit) reason = null;
+    holding.set(destinationId, reason);
+  }
+  return reason;
 }
 
 function invalidRecord(deps: FanoutDeps, reason: string, message: string, value: Buffer | null, topic: string, partition: number, offset: string, now: number, event?: EventFacts): OutMessage {

@@ -31,9 +31,26 @@ export class DestinationStates {
 
   /** Whether the destination's tasks are held: its latest state says refusing, written recently. */
   refusing(destinationId: string, now: number): boolean {
-    const state = this.latest.get(destinationId);
-    return state !== undefined && state.refusing && now - state.at < REFUSING_FRESH_MS;
+    return this.heldFor(destinationId, now) !== undefined;
   }
+
+  /** Why the destination's tasks are held, if they are (its latest state says refusing, written recently). */
+  heldFor(destinationId: string, now: number): HoldReason | undefined {
+    const state = this.latest.get(destinationId);
+    if (state === undefined || !state.refusing || now - state.at >= REFUSING_FRESH_MS) return undefined;
+    return refusalReason(state);
+  }
+}
+
+/**
+ * Why delivery holds back a destination's work: every circuit of its URLs is open (an attempt is
+ * counted), or its rate limit has no token for its tasks before the first tier's delay (none is).
+ */
+export type HoldReason = 'circuit_open' | 'rate_limited';
+
+/** The reason a refusing state gives (records written before it had one are circuit_open). */
+export function refusalReason(state: Pick<DestinationState, 'reason'>): HoldReason {
+  return state.reason === 'rate_limited' ? 'rate_limited' : 'circuit_open';
 }
 
 /** The key of a destination's DestinationHealth in the destination-state topic (its DestinationState is keyed by the bare id). */
