@@ -1,7 +1,8 @@
 // A destination's rate limit over three delivery instances (docs/decisions/0018-destination-rate-limits.md):
 // a burst of events for a destination limited to 20 requests a second reaches its receiver at that
-// rate summed over the instances (no 10 s window more than 10 % over), every event arrives, none is
-// counted as a failed attempt, and a healthy destination of the same source gets its copies at once.
+// rate summed over the instances (no 10 s window more than 10 % over), every event arrives once,
+// none is counted as a failed attempt, fan-out holds the tasks once delivery reports holding them,
+// and a healthy destination of the same source gets its copies at once.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -79,8 +80,19 @@ describe('a destination rate limit over three delivery instances', () => {
     // One user per event: the tasks spread over every delivery partition, so over every instance.
     const events = Array.from({ length: EVENTS }, (_, i) => event('io.switchyard.event.Track', { sourceId: source.id, userId: `user-${i}`, event: 'Rate Limited' }));
     const ids = new Set(events.map((e) => e.messageId));
+    const write = (some: typeof events) => writer.events(topics.ingest, ...some.map((e) => ['io.switchyard.event.Track', e] as [EventName, typeof e]));
+    const urls = deliveries.map((d) => d.url);
+    // Half, then the other half once delivery holds the destination's tasks: fan-out has been told
+    // by then (destination-state) and holds the second half's tasks as ranges instead of writing them.
+    await write(events.slice(0, EVENTS / 2));
+    const holding = Date.now() + 30_000;
+    while (await metricTotal(urls, 'delivery_rate_limited_total', { action: 'held' }) === 0) {
+      assert.ok(Date.now() < holding, 'delivery held nothing within 30 s');
+      await sleep(100);
+    }
+    await sleep(1000);
     const sentAt = Date.now();
-    await writer.events(topics.ingest, ...events.map((e) => ['io.switchyard.event.Track', e] as [EventName, typeof e]));
+    await write(events.slice(EVENTS / 2));
 
     const arrived = (r: Receiver) => new Set(r.requests.map((req) => messageIdOf(req.text)).filter((id) => ids.has(id)));
     await healthy.waitFor(() => arrived(healthy).size === EVENTS, 30_000);
@@ -97,16 +109,18 @@ describe('a destination rate limit over three delivery instances', () => {
     assert.ok(took >= 10_000, `the ${EVENTS} requests took ${took} ms`);
     const perSecond = busiestWindow(times, 1000);
 
-    const urls = deliveries.map((d) => d.url);
     // Holding is no failure: no attempt skipped, no retry, no dead letter.
     assert.equal(await metricTotal(urls, 'delivery_retries_total'), 0);
     assert.equal(await metricTotal(urls, 'delivery_dead_letters_total'), 0);
     assert.equal(await metricTotal(urls, 'delivery_attempts_total', { status_class: 'skipped' }), 0);
     const held = await metricTotal(urls, 'delivery_rate_limited_total', { action: 'held' });
     assert.ok(held > 0, 'some tasks were held in the first tier');
+    const heldByFanout = await metricTotal([services[0]!.url], 'fanout_tasks_held_total', { destination: limitedDestination.id });
+    assert.ok(heldByFanout > 0, 'fan-out held some of the second half instead of writing them');
+    assert.equal(limited.requests.length, EVENTS, 'no event sent twice');
     // Every instance sent some of them: the limit was shared, not taken by one.
     const perInstance = await Promise.all(urls.map((url) => metricTotal([url], 'delivery_tasks_delivered_total', { destination: limitedDestination.id })));
     assert.ok(perInstance.every((n) => n > 0), `delivered per instance: ${perInstance.join(', ')}`);
-    console.log(`rate limit ${PER_SECOND}/s over ${INSTANCES} instances: busiest 10 s ${busiest}, busiest 1 s ${perSecond}, ${EVENTS} events in ${took} ms, ${held} holds, ${limited.requests.length - EVENTS} duplicates; healthy done in ${healthyDone} ms`);
+    console.log(`rate limit ${PER_SECOND}/s over ${INSTANCES} instances: busiest 10 s ${busiest}, busiest 1 s ${perSecond}, ${EVENTS} events in ${took} ms, ${held} holds by delivery, ${heldByFanout} by fan-out; healthy done in ${healthyDone} ms`);
   });
 });

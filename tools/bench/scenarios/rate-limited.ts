@@ -3,8 +3,9 @@
 // ("beside healthy": the same task volume), and to a source with a healthy destination and one
 // limited to LIMITED_PER_S whose receiver answers at once; the healthy destination's delivered/s.
 // Delivery holds the limited destination's tasks over the limit (in memory up to 1 s, else in the
-// first retry tier, docs/decisions/0018-destination-rate-limits.md); the row also shows the limit
-// held: what the limited receiver got during each beside round against N × seconds + the burst.
+// first retry tier), and fan-out holds them as ranges once delivery reports it holding
+// (docs/decisions/0018-destination-rate-limits.md); the row also shows the limit held: what the
+// limited receiver got during each beside round against N × seconds + the burst.
 import { LIMITED_PER_S, type Chain } from '../chain.js';
 import { log, type BenchContext } from '../context.js';
 import { median } from '../load.js';
@@ -29,6 +30,7 @@ export function limitBound(perSecond: number, seconds: number, instances: number
 
 const HELD = 'delivery_rate_limited_total{action="held"}';
 const WAITED = 'delivery_rate_limited_total{action="waited"}';
+const FANOUT_HELD = 'fanout_tasks_held_total';
 
 export async function isolationRateLimited(ctx: BenchContext, chain: Chain): Promise<Row> {
   const { s } = ctx;
@@ -38,9 +40,11 @@ export async function isolationRateLimited(ctx: BenchContext, chain: Chain): Pro
   log(`isolation beside rate-limited, ${s.rounds} round(s): ${s.isolationEvents} events to a healthy destination alone, beside a healthy one, beside one limited to ${LIMITED_PER_S}/s`);
   if (restarted) await chain.saturate(sAlone, rAlone, 'warm-rl-alone', s.isolationEvents / 4); // the restarted delivery warms up first (JIT, connections)
   const deliveries = p1.instances('delivery');
+  const fanouts = p1.instances('fanout');
   const counters = async () => {
     const sums = await Promise.all(deliveries.map((x) => scrapeSums(x.url, [HELD, WAITED])));
-    return { held: sums.reduce((a, x) => a + x[HELD]!, 0), waited: sums.reduce((a, x) => a + x[WAITED]!, 0) };
+    const fanoutSums = await Promise.all(fanouts.map((x) => scrapeSums(x.url, [FANOUT_HELD])));
+    return { held: sums.reduce((a, x) => a + x[HELD]!, 0), waited: sums.reduce((a, x) => a + x[WAITED]!, 0), heldByFanout: fanoutSums.reduce((a, x) => a + x[FANOUT_HELD]!, 0) };
   };
   const alone: number[] = [];
   const duo: number[] = [];
@@ -50,6 +54,7 @@ export async function isolationRateLimited(ctx: BenchContext, chain: Chain): Pro
   const bounds: number[] = [];
   const held: number[] = [];
   const waited: number[] = [];
+  const heldByFanout: number[] = [];
   let sent = 0;
   let ok = true;
   for (let k = 0; k < s.rounds; k++) {
@@ -64,6 +69,7 @@ export async function isolationRateLimited(ctx: BenchContext, chain: Chain): Pro
     bounds.push(limitBound(LIMITED_PER_S, (b.lastAt - b.startedAt) / 1000, deliveries.length));
     held.push(c1.held - c0.held);
     waited.push(c1.waited - c0.waited);
+    heldByFanout.push(c1.heldByFanout - c0.heldByFanout);
     sent += b.events;
     alone.push(a.rate); duo.push(d.rate); beside.push(b.rate);
     ok &&= a.ok && d.ok && b.ok;
@@ -78,8 +84,9 @@ export async function isolationRateLimited(ctx: BenchContext, chain: Chain): Pro
       vsBesideHealthy: round(median(beside.map((b, k) => b / duo[k]!)), 2),
       // Requests to the limited destination during each beside round ÷ N × seconds + burst: the limit held when ≤.
       limitedReceivedVsBound: received.map((n, k) => `${n}/${bounds[k]}`).join(' '), limitHeld: limitHeld ? 'yes' : 'NO',
-      // Tasks delivery held (set aside in the first tier, again each time a held range comes round) or kept waiting in memory.
-      heldDuringBeside: held.join('/'), waitedDuringBeside: waited.join('/'),
+      // Tasks fan-out held instead of writing them; tasks delivery held (set aside in the first tier,
+      // again each time a held range comes round) or kept waiting in memory.
+      heldByFanoutDuringBeside: heldByFanout.join('/'), heldDuringBeside: held.join('/'), waitedDuringBeside: waited.join('/'),
       limitedArrivedSoFar: `${rLimited.arrivals.size}/${sent}`, limitedDuplicates: rLimited.duplicates(),
     },
     rssMb: chain.rss(),
