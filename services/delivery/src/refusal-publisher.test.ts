@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { DestinationStates, REFUSING_FRESH_MS, REFUSING_REFRESH_MS } from '@switchyard/platform/holds/destination-states';
 import { createLogger } from '@switchyard/platform/logger';
 import type { DestinationState } from '@switchyard/platform/schemas/generated';
-import { RefusalPublisher } from './refusal-publisher.js';
+import { RATE_LIMITED_QUIET_MS, RefusalPublisher } from './refusal-publisher.js';
 
 function publisher() {
   let now = 1_000_000;
@@ -45,7 +45,7 @@ describe('RefusalPublisher: what fan-out learns of refusing destinations', () =>
     assert.deepEqual(written.map((s) => [s.destinationId, s.refusing]), [['d', false]]);
   });
 
-  it('rate-limited: reported with its reason, kept through answers, cleared once a held range runs out with a token to spare', async () => {
+  it('rate-limited: reported with its reason, kept through answers, cleared once a held range runs out with a token to spare and no instance held lately', async () => {
     const { refusals, states, written, advance, now } = publisher();
     refusals.rateLimited('d');
     await settle();
@@ -58,6 +58,11 @@ describe('RefusalPublisher: what fan-out learns of refusing destinations', () =>
     refusals.rateLimited('d');
     await settle();
     assert.equal(written.length, 2, 'written again after the refresh interval');
+    advance(RATE_LIMITED_QUIET_MS - 1);
+    refusals.underLimit('d');
+    await settle();
+    assert.equal(written.length, 2, 'not while an instance held its work lately');
+    advance(1);
     refusals.underLimit('d');
     await settle();
     refusals.underLimit('d');

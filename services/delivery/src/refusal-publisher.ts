@@ -20,11 +20,15 @@ export interface RefusalPublisherDeps {
  *   open, and "answering" when a request to it gets an answer;
  * - "refusing, rate_limited" when this instance holds a destination's work because its rate limit
  *   has no token for it before the first tier's delay, and "answering" when a held range of it ran
- *   to its end with a token to spare (its backlog is gone).
+ *   to its end with a token to spare and no instance has held its work for a while (its backlog is
+ *   gone).
  * Written again every REFUSING_REFRESH_MS while it lasts. Only an optimisation of the write path:
  * a report lost or late changes which way the tasks travel (held ranges or written tasks deferred
  * or held here), never whether they arrive. At most one write per destination is under way.
  */
+/** Twice the refresh interval: no instance holding a rate-limited destination's work refreshed its report for this long. */
+export const RATE_LIMITED_QUIET_MS = 2 * REFUSING_REFRESH_MS;
+
 export class RefusalPublisher {
   private readonly writing = new Set<string>();
 
@@ -53,9 +57,16 @@ export class RefusalPublisher {
     if (this.refusingFor(destinationId) === 'circuit_open') this.publish(destinationId, undefined);
   }
 
-  /** A held range of the destination ran to its end with a token to spare, or it has no rate limit now. */
+  /**
+   * A held range of the destination ran to its end with a token to spare, or it has no rate limit
+   * now. Reported only once no instance has held its work for RATE_LIMITED_QUIET_MS: the backlog
+   * waits in the first tier, not in any token bucket, so one range that went through says little
+   * while others still come round and are held again (each refreshes the report when due).
+   */
   underLimit(destinationId: string): void {
-    if (this.refusingFor(destinationId) === 'rate_limited') this.publish(destinationId, undefined);
+    const known = this.deps.states.get(destinationId);
+    if (!known?.refusing || refusalReason(known) !== 'rate_limited' || this.deps.clock() - known.at < RATE_LIMITED_QUIET_MS) return;
+    this.publish(destinationId, undefined);
   }
 
   /** Whether a refusing report is due: none is known, or the latest is older than the refresh interval. */
