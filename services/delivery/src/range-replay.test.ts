@@ -65,7 +65,7 @@ describe('DeliveryConsumer deferred ranges', () => {
   });
 
   /** A consumer holding delivery-topic and tier-1 partition 0 that has read one range record of tier-1 (offset 40); the range reads back hung:5, ok:6, hung:8. */
-  async function rangeFellDue(runner: TaskRunner, holdMs?: number) {
+  async function rangeFellDue(runner: TaskRunner, holdMs?: number, rangeRecords = ['range:x']) {
     const consumer = new FakeConsumer();
     const read: Array<[number, bigint, bigint]> = [];
     const delivery = new DeliveryConsumer({
@@ -79,7 +79,7 @@ describe('DeliveryConsumer deferred ranges', () => {
     });
     await delivery.start();
     consumer.join('member-1', { [TOPIC]: [0], 'tier-1': [0] });
-    await consumer.eachBatch!(batch('tier-1', ['range:x'], 40));
+    await consumer.eachBatch!(batch('tier-1', rangeRecords, 40));
     await new Promise((r) => setTimeout(r, 30));
     return { consumer, read };
   }
@@ -120,6 +120,22 @@ describe('DeliveryConsumer deferred ranges', () => {
       else assert.deepEqual([sent, heldAgain, underLimit], [['m5:hung'], [1], []], 'one token, the next beyond the hold: the rest held again');
       assert.deepEqual(consumer.commits.at(-1), [{ topic: 'tier-1', partition: 0, offset: '41' }]);
     }
+  });
+
+  it('rate-limited ranges falling due together divide the tokens: one without any is held again unread', async () => {
+    const sent: string[] = [];
+    const heldAgain: number[] = [];
+    const runner = {
+      rateLimitOf: () => 10, underLimit: () => undefined, circuitOpen: () => false, destinationRefuses: () => false,
+      holdRangeAgain: async (rest: { tasks: number }) => { heldAgain.push(rest.tasks); },
+      run: async (t: DeliveryTask) => { sent.push(t.taskId); },
+    } as unknown as TaskRunner;
+    // 10/s with a burst of 1: the first range's two tokens come at 0 and 100 ms, the next at 200 ms is past the 150 ms hold.
+    const { consumer, read } = await rangeFellDue(runner, 150, ['range:x', 'range:y']);
+    await new Promise((r) => setTimeout(r, 150));
+    assert.deepEqual([read.length, heldAgain], [1, [2]], 'the second range is not read');
+    assert.deepEqual(sent, ['m5:hung', 'm8:hung']);
+    assert.deepEqual(consumer.commits.at(-1), [{ topic: 'tier-1', partition: 0, offset: '42' }]);
   });
 
   it('past its deadline, a range whose destination refuses is dead-lettered task by task without a request', async () => {

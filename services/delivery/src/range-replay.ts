@@ -127,11 +127,13 @@ export class RangeReplay {
     const heldSince = this.opts.group.heldSinceOf(held);
     const refused = this.refusal(range.destinationId);
     if (refused && await runner.deferRangeAgain(range, refused)) return true;
-    // Its rate limit has no token for it before the range would fall due again: held again as one
-    // record, unread. Reading it would cost the whole offset span (other destinations' tasks too)
-    // each time a large held backlog comes round, and slow every other destination.
+    // Its rate limit's tokens for the range, taken at once up to the first tier's delay ahead. None
+    // before the range would fall due again: held again as one record, unread. Reading it would
+    // cost the whole offset span (other destinations' tasks too) each time a large held backlog
+    // comes round, and slow every other destination.
     const perSecond = runner.rateLimitOf(range.destinationId);
-    if (perSecond !== undefined && this.opts.rates.wouldHold(range.destinationId, perSecond, this.opts.holdMs)) {
+    const tokens = perSecond === undefined ? undefined : this.opts.rates.reserveUpTo(range.destinationId, perSecond, range.tasks, this.opts.holdMs);
+    if (tokens?.length === 0) {
       await runner.holdRangeAgain(range);
       return true;
     }
@@ -150,9 +152,9 @@ export class RangeReplay {
     const runs: Array<Promise<boolean>> = [];
     let restSetAside = false;
     for (const [i, { offset, task }] of tasks.entries()) {
-      // Over the destination's rate limit for longer than the first tier's delay: the rest is held
-      // as a range again (its tasks unread until then), and this run ends with what it sent.
-      const token = await this.awaitToken(range.destinationId, held, heldSince);
+      // Past the tokens it got: the rest is held as a range again (its tasks unread until then), and
+      // this run ends with what it sent.
+      const token = tokens ? (i < tokens.length ? await this.awaitToken(tokens[i]!, range.destinationId, held, heldSince) : 'hold') : 'go';
       if (token === 'hold') { await runner.holdRangeAgain(restOfRange(range, Number(offset), tasks.length - i)); restSetAside = true; break; }
       if (token !== 'go') return token === 'lost' ? false : this.cutShort(range, tierTopic, tasks, runs);
       // Room in the destination's queue, or a refusal. Past the deadline too: sent at once, each
@@ -194,16 +196,11 @@ export class RangeReplay {
     if (perSecond === undefined || !this.opts.rates.wouldHold(destinationId, perSecond, WAIT_IN_MEMORY_MS)) this.opts.runner.underLimit(destinationId);
   }
 
-  /**
-   * Waits for the token of a range's next task when its destination has a rate limit: reserved at
-   * most the first tier's delay ahead (a held range falls due again after that), else 'hold'.
-   */
-  private async awaitToken(destinationId: string, held: string, heldSince: number | undefined): Promise<'go' | 'hold' | 'stop' | 'lost'> {
-    const perSecond = this.opts.runner.rateLimitOf(destinationId);
-    if (perSecond === undefined) return 'go';
-    const decision = this.opts.rates.decide(destinationId, perSecond, this.opts.holdMs);
-    if (decision.action !== 'wait') return decision.action === 'send' ? 'go' : 'hold';
-    return this.awaitReserved(decision.at, destinationId, held, heldSince);
+  /** Waits for a token of the range's (reserved at `at`) unless it is there already. */
+  private async awaitToken(at: number, destinationId: string, held: string, heldSince: number | undefined): Promise<'go' | 'hold' | 'stop' | 'lost'> {
+    if (at <= this.opts.clock()) return 'go';
+    this.opts.rates.waitStarted();
+    return this.awaitReserved(at, destinationId, held, heldSince);
   }
 
   /**

@@ -61,6 +61,16 @@ describe('RateLimits (the hold decision)', () => {
     assert.equal(rates.waiting, 10);
   });
 
+  it('a range takes its tokens at once, up to the wait allowed: ranges falling due together divide them', () => {
+    const { rates, now } = limits(1); // 10/s, burst 1
+    assert.deepEqual(rates.reserveUpTo('d', 10, 3, 1000).map((at) => at - now()), [0, 100, 200], 'only as many as the range has tasks');
+    assert.deepEqual(rates.reserveUpTo('d', 10, 50, 1000).map((at) => at - now()), [300, 400, 500, 600, 700, 800, 900, 1000]);
+    assert.deepEqual(rates.reserveUpTo('d', 10, 50, 1000), [], 'nothing left within the wait: the next range is held unread');
+    assert.equal(rates.waiting, 0, 'a wait counts once it starts');
+    rates.waitStarted();
+    assert.equal(rates.waiting, 1);
+  });
+
   it('sends while tokens last, then waits in memory up to the wait allowed, then holds', () => {
     const { rates, now } = limits(1); // 10/s, burst 1
     assert.deepEqual(rates.decide('d', 10, WAIT_IN_MEMORY_MS), { action: 'send' });

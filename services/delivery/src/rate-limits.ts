@@ -126,6 +126,29 @@ export class RateLimits {
     return { action: 'wait', at };
   }
 
+  /**
+   * Reserves tokens for up to `n` tasks of a range, none further than `maxWaitMs` ahead: the time
+   * of each (now for a token there already). A range takes its tokens at once, before it is read,
+   * so ranges that fall due together divide the tokens instead of each being read for a few. A
+   * wait for one of them counts in `waiting` from waitStarted() to waited().
+   */
+  reserveUpTo(destinationId: string, perSecond: number, n: number, maxWaitMs: number): number[] {
+    const now = this.opts.clock();
+    const bucket = this.bucket(destinationId, perSecond, now);
+    const times: number[] = [];
+    while (times.length < n) {
+      const at = bucket.reserve(now, maxWaitMs);
+      if (at === undefined) break;
+      times.push(at);
+    }
+    return times;
+  }
+
+  /** A task began to wait for a token reserveUpTo gave it. */
+  waitStarted(): void {
+    this.waitingNow++;
+  }
+
   /** Whether the next task of `destinationId` would be held (no token within `maxWaitMs`); reserves nothing. */
   wouldHold(destinationId: string, perSecond: number, maxWaitMs: number): boolean {
     const now = this.opts.clock();
