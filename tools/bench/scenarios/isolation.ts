@@ -30,12 +30,18 @@ export async function isolation(ctx: BenchContext, chain: Chain): Promise<Row[]>
   const held: number[] = [];
   let ok = true;
   for (let k = 0; k < s.rounds; k++) {
-    const a = await chain.saturate(sAlone, rAlone, `alone${k}`, s.isolationEvents);
-    const d = await chain.saturate(sDuo, rDuo, `duo${k}`, s.isolationEvents, [rDuoOther]);
+    // Alternating order (alone and beside healthy, then beside timing-out; beside timing-out first in odd rounds), like the other
+    // paired rows: a rate drifting within a round favours neither side.
+    const pair = async () => ({
+      a: await chain.saturate(sAlone, rAlone, `alone${k}`, s.isolationEvents),
+      d: await chain.saturate(sDuo, rDuo, `duo${k}`, s.isolationEvents, [rDuoOther]),
+    });
+    const first = k % 2 === 1 ? undefined : await pair();
     const [before, heldBefore] = [await tier2Retries(), await heldByFanout()];
     const h = await chain.saturate(sPair, rBeside, `beside${k}`, s.isolationEvents);
     redeferred.push((await tier2Retries()) - before);
     held.push((await heldByFanout()) - heldBefore);
+    const { a, d } = first ?? await pair();
     alone.push(a.rate); duo.push(d.rate); hung.push(h.rate);
     cpuAlone.push(a.cpuPerEvent); cpuBeside.push(h.cpuPerEvent);
     ok &&= a.ok && d.ok && h.ok;

@@ -58,13 +58,19 @@ export async function isolationRateLimited(ctx: BenchContext, chain: Chain): Pro
   let sent = 0;
   let ok = true;
   for (let k = 0; k < s.rounds; k++) {
-    const a = await chain.saturate(sAlone, rAlone, `rl-alone${k}`, s.isolationEvents);
-    const d = await chain.saturate(sDuo, rDuo, `rl-duo${k}`, s.isolationEvents, [rDuoOther]);
+    // Alternating order (alone and beside healthy, then beside limited; beside limited first in odd rounds), like the other
+    // paired rows: a rate drifting within a round (JIT, heaps, held ranges coming round) favours neither side.
+    const pair = async () => ({
+      a: await chain.saturate(sAlone, rAlone, `rl-alone${k}`, s.isolationEvents),
+      d: await chain.saturate(sDuo, rDuo, `rl-duo${k}`, s.isolationEvents, [rDuoOther]),
+    });
+    const first = k % 2 === 1 ? undefined : await pair();
     const c0 = await counters();
     // The limited destination's tasks are not waited for: at N/s they take events ÷ N seconds, held in
     // the first tier meanwhile, and they come round during the later rounds (as in a deployment).
     const b = await chain.saturate(sLimited, rNeighbour, `rl-beside${k}`, s.isolationEvents);
     const c1 = await counters();
+    const { a, d } = first ?? await pair();
     received.push(arrivalsBetween(rLimited.arrivals, b.startedAt, b.lastAt));
     bounds.push(limitBound(LIMITED_PER_S, (b.lastAt - b.startedAt) / 1000, deliveries.length));
     held.push(c1.held - c0.held);
