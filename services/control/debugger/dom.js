@@ -1,24 +1,28 @@
 // Small DOM helpers of the debugger page. Every value from the server goes in as textContent,
 // never as HTML.
 
+/** An element of `tag` whose text is `text`. */
+function withText(tag, text) {
+  const e = document.createElement(tag);
+  e.textContent = text;
+  return e;
+}
+
 export function option(value, text) {
-  const o = document.createElement('option');
+  const o = /** @type {HTMLOptionElement} */ (withText('option', text));
   o.value = value;
-  o.textContent = text;
   return o;
 }
 
 export function span(className, text) {
-  const s = document.createElement('span');
+  const s = withText('span', text);
   s.className = className;
-  s.textContent = text;
   return s;
 }
 
 export function paragraph(className, text) {
-  const p = document.createElement('p');
+  const p = withText('p', text);
   p.className = className;
-  p.textContent = text;
   return p;
 }
 

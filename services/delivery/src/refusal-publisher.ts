@@ -13,6 +13,9 @@ export interface RefusalPublisherDeps {
   logger: Logger;
 }
 
+/** Twice the refresh interval: no instance holding a rate-limited destination's work refreshed its report for this long. */
+export const RATE_LIMITED_QUIET_MS = 2 * REFUSING_REFRESH_MS;
+
 /**
  * Tells fan-out which destinations' work delivery holds back (DestinationState), so that it holds
  * their tasks instead of writing them (fan-out's held-ranges.ts):
@@ -26,9 +29,6 @@ export interface RefusalPublisherDeps {
  * a report lost or late changes which way the tasks travel (held ranges or written tasks deferred
  * or held here), never whether they arrive. At most one write per destination is under way.
  */
-/** Twice the refresh interval: no instance holding a rate-limited destination's work refreshed its report for this long. */
-export const RATE_LIMITED_QUIET_MS = 2 * REFUSING_REFRESH_MS;
-
 export class RefusalPublisher {
   private readonly writing = new Set<string>();
 
@@ -64,15 +64,18 @@ export class RefusalPublisher {
    * while others still come round and are held again (each refreshes the report when due).
    */
   underLimit(destinationId: string): void {
-    const known = this.deps.states.get(destinationId);
-    if (!known?.refusing || refusalReason(known) !== 'rate_limited' || this.deps.clock() - known.at < RATE_LIMITED_QUIET_MS) return;
-    this.publish(destinationId, undefined);
+    if (this.refusingFor(destinationId) === 'rate_limited' && this.reportAge(destinationId) >= RATE_LIMITED_QUIET_MS) this.publish(destinationId, undefined);
   }
 
   /** Whether a refusing report is due: none is known, or the latest is older than the refresh interval. */
   private reportDue(destinationId: string): boolean {
+    return this.reportAge(destinationId) >= REFUSING_REFRESH_MS;
+  }
+
+  /** How long ago the latest refusing report was written (infinite when the latest says answering). */
+  private reportAge(destinationId: string): number {
     const known = this.deps.states.get(destinationId);
-    return !known?.refusing || this.deps.clock() - known.at >= REFUSING_REFRESH_MS;
+    return known?.refusing ? this.deps.clock() - known.at : Number.POSITIVE_INFINITY;
   }
 
   private refusingFor(destinationId: string): HoldReason | undefined {
