@@ -17,6 +17,8 @@ export interface BenchContext {
   taskHops: boolean;
   /** The Kafka processes this run started (none on a reused stack), whose CPU some rows report. */
   brokerPids: number[];
+  /** The schema registry this run started (none on a reused stack). */
+  registryPid?: number;
   /** A receiver closed when the run ends. */
   receiver(mode?: ReceiverMode): Promise<BenchReceiver>;
   /** Run in reverse order when the run ends, failed or not. */

@@ -34,11 +34,13 @@ async function main(): Promise<void> {
   let stack: Stack | undefined;
   let tmp: string | undefined;
   const brokerPids: number[] = [];
+  let registryPid: number | undefined;
   if (!(process.env.KAFKA_BROKERS && process.env.SCHEMA_REGISTRY_URL)) {
     tmp = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
     log('KAFKA_BROKERS / SCHEMA_REGISTRY_URL not set: starting a broker and registry');
     stack = await startStack({ dir: tmp, kafka: await freeKafkaAddresses(1), registryPort: await freePort(), log });
     brokerPids.push(...stack.kafka.map((k) => k.pid));
+    registryPid = stack.registry?.pid;
   }
   // A reused stack may be secured: the bench's own clients connect as the services do (they inherit the environment).
   const ref: StackRef = stack ? { brokers: stack.brokers, registryUrl: stack.registryUrl } : { brokers: process.env.KAFKA_BROKERS!, registryUrl: process.env.SCHEMA_REGISTRY_URL!, ...reusedStackSecurity() };
@@ -46,7 +48,7 @@ async function main(): Promise<void> {
   let rows: Row[] = [];
   let failed: unknown;
   try {
-    rows = await runScenarios({ ref, s: sizes, runId, base: `bench.${runId}.`, serviceEnv, taskHops, brokerPids, cleanups }, only);
+    rows = await runScenarios({ ref, s: sizes, runId, base: `bench.${runId}.`, serviceEnv, taskHops, brokerPids, registryPid, cleanups }, only);
   } catch (err) {
     failed = err;
   } finally {

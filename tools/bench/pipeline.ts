@@ -53,7 +53,7 @@ export function makeDestination(sourceId: string, urls: string[]): Destination {
 
 export interface Service { name: string; url: string; proc: ServiceProcess; stop(): Promise<unknown> }
 
-const portVars: Record<string, string> = { ingest: 'INGEST_PORT', fanout: 'FANOUT_PORT', delivery: 'DELIVERY_PORT', control: 'CONTROL_PORT' };
+const portVars: Record<string, string> = { ingest: 'INGEST_PORT', fanout: 'FANOUT_PORT', delivery: 'DELIVERY_PORT', control: 'CONTROL_PORT', audiences: 'AUDIENCES_PORT' };
 
 /** One topic prefix with its own topics, config and services. */
 export class Pipeline {

@@ -1,4 +1,5 @@
 // A scenario's result (one row of the table and of the JSON) and the table printed from the rows.
+import { median } from './load.js';
 
 export interface Row {
   scenario: string;
@@ -17,6 +18,11 @@ export interface Row {
 export const round = (n: number, d = 0) => (Number.isFinite(n) ? Math.round(n * 10 ** d) / 10 ** d : n);
 /** A hop as p50/p99 ms. */
 export const hop = (q: { p50: number; p99: number }) => `${round(q.p50)}/${round(q.p99)}`;
+
+/** Each service's CPU per event (µs, the medians of rounds) as "name alone/beside", from Chain.saturate's `cpuPerEvent`. */
+export function cpuAloneVsBeside(alone: Array<Record<string, number>>, beside: Array<Record<string, number>>): string {
+  return Object.keys(alone[0] ?? {}).map((k) => `${k.replace('CpuUs', '')} ${round(median(alone.map((c) => c[k]!)))}/${round(median(beside.map((c) => c[k]!)))}`).join(', ');
+}
 
 export function formatTable(rows: Row[]): string {
   const head = ['scenario', 'result', 'baseline', 'ratio', 'target', 'met', 'all arrived', 'notes'];

@@ -14,6 +14,7 @@ import { measurePost, postRow, type PostSummary } from './scenarios/baseline-pos
 import { deliveryCpu } from './scenarios/delivery-cpu.js';
 import { endToEnd } from './scenarios/end-to-end.js';
 import { horizontal } from './scenarios/horizontal.js';
+import { idle } from './scenarios/idle.js';
 import { ingestScenario } from './scenarios/ingest.js';
 import { isolation } from './scenarios/isolation.js';
 import { latencyRounds } from './scenarios/latency.js';
@@ -29,6 +30,9 @@ export async function runScenarios(run: Omit<BenchContext, 'receiver'>, only: Se
   // The latency load runs at half the saturation rate, so it needs the saturation run.
   if (only.has('latency')) only.add('e2e');
   const needsChain = ['e2e', 'attempts', 'latency', 'storm', 'isolation', 'ratelimit'].some((x) => only.has(x as Scenario));
+  // First, on the fresh broker: its idle cost grows with the topics the other scenarios' pipelines add.
+  if (only.has('idle')) rows.push(...await idle(ctx));
+  if (only.size === 1 && only.has('idle')) return rows;
   const chain = new Chain(ctx);
   ctx.cleanups.push(() => chain.p1.stopAll(), () => chain.p2.stopAll());
   ctx.cleanups.push(() => Promise.all(receivers.map((r) => r.close())));

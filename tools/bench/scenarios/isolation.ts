@@ -4,7 +4,7 @@
 import type { Chain } from '../chain.js';
 import { log, type BenchContext } from '../context.js';
 import { median } from '../load.js';
-import { hop, round, type Row } from '../report.js';
+import { cpuAloneVsBeside, hop, round, type Row } from '../report.js';
 import { scrapeSums } from '../service-stats.js';
 
 export async function isolation(ctx: BenchContext, chain: Chain): Promise<Row[]> {
@@ -13,7 +13,7 @@ export async function isolation(ctx: BenchContext, chain: Chain): Promise<Row[]>
   const rows: Row[] = [];
   // Production-like retry settings (first tier 10 s, breaker open 30 s; Chain.useProductionRetries).
   await chain.useProductionRetries();
-  log(`isolation, ${s.rounds} round(s): ${s.isolationEvents} events to a healthy destination alone, beside a healthy one, beside a timing-out one`);
+  log(`isolation, ${s.isolationRounds} round(s): ${s.isolationEvents} events to a healthy destination alone, beside a healthy one, beside a timing-out one`);
   await chain.saturate(sAlone, rAlone, 'warm-alone', s.isolationEvents / 4); // the restarted delivery warms up first (JIT, connections)
   const alone: number[] = [];
   const duo: number[] = [];
@@ -29,7 +29,7 @@ export async function isolation(ctx: BenchContext, chain: Chain): Promise<Row[]>
   const heldByFanout = async () => (await scrapeSums(p1.services.find((x) => x.name === 'fanout')!.url, ['fanout_tasks_held_total']))['fanout_tasks_held_total']!;
   const held: number[] = [];
   let ok = true;
-  for (let k = 0; k < s.rounds; k++) {
+  for (let k = 0; k < s.isolationRounds; k++) {
     // Alternating order (alone and beside healthy, then beside timing-out; beside timing-out first in odd rounds), like the other
     // paired rows: a rate drifting within a round favours neither side.
     const pair = async () => ({
@@ -55,7 +55,7 @@ export async function isolation(ctx: BenchContext, chain: Chain): Promise<Row[]>
       events: s.isolationEvents, roundRatios: hung.map((h, k) => round(h / alone[k]!, 2)).join('/'),
       roundRates: hung.map((h, k) => `${round(alone[k]!)}/${round(duo[k]!)}/${round(h)}`).join(' '), redeferredDuringBeside: redeferred.join('/'), heldByFanoutDuringBeside: held.join('/'),
       hungRequests: rHang.requests(), ...settings,
-      cpuUsAloneVsBeside: Object.keys(cpuAlone[0] ?? {}).map((k) => `${k.replace('CpuUs', '')} ${round(median(cpuAlone.map((c) => c[k]!)))}/${round(median(cpuBeside.map((c) => c[k]!)))}`).join(', '),
+      cpuUsAloneVsBeside: cpuAloneVsBeside(cpuAlone, cpuBeside),
     },
     rssMb: chain.rss(),
   });

@@ -9,7 +9,7 @@
 import { LIMITED_PER_S, type Chain } from '../chain.js';
 import { log, type BenchContext } from '../context.js';
 import { median } from '../load.js';
-import { round, type Row } from '../report.js';
+import { cpuAloneVsBeside, round, type Row } from '../report.js';
 import { scrapeSums } from '../service-stats.js';
 
 /** Arrivals (first 2xx per messageId, this process's clock) from `from` to `to` inclusive. */
@@ -37,7 +37,7 @@ export async function isolationRateLimited(ctx: BenchContext, chain: Chain): Pro
   const { p1, sAlone, rAlone, sDuo, rDuo, rDuoOther, sLimited, rNeighbour, rLimited } = chain;
   // The isolation rows' settings (first tier 10 s): a held range comes round every 10 s, as in a deployment.
   const restarted = await chain.useProductionRetries();
-  log(`isolation beside rate-limited, ${s.rounds} round(s): ${s.isolationEvents} events to a healthy destination alone, beside a healthy one, beside one limited to ${LIMITED_PER_S}/s`);
+  log(`isolation beside rate-limited, ${s.isolationRounds} round(s): ${s.isolationEvents} events to a healthy destination alone, beside a healthy one, beside one limited to ${LIMITED_PER_S}/s`);
   if (restarted) await chain.saturate(sAlone, rAlone, 'warm-rl-alone', s.isolationEvents / 4); // the restarted delivery warms up first (JIT, connections)
   const deliveries = p1.instances('delivery');
   const fanouts = p1.instances('fanout');
@@ -55,9 +55,12 @@ export async function isolationRateLimited(ctx: BenchContext, chain: Chain): Pro
   const held: number[] = [];
   const waited: number[] = [];
   const heldByFanout: number[] = [];
+  // Each service's CPU per healthy event (µs), alone and beside: steadier than the rates on a shared machine.
+  const cpuAlone: Array<Record<string, number>> = [];
+  const cpuBeside: Array<Record<string, number>> = [];
   let sent = 0;
   let ok = true;
-  for (let k = 0; k < s.rounds; k++) {
+  for (let k = 0; k < s.isolationRounds; k++) {
     // Alternating order (alone and beside healthy, then beside limited; beside limited first in odd rounds), like the other
     // paired rows: a rate drifting within a round (JIT, heaps, held ranges coming round) favours neither side.
     const pair = async () => ({
@@ -78,6 +81,7 @@ export async function isolationRateLimited(ctx: BenchContext, chain: Chain): Pro
     heldByFanout.push(c1.heldByFanout - c0.heldByFanout);
     sent += b.events;
     alone.push(a.rate); duo.push(d.rate); beside.push(b.rate);
+    cpuAlone.push(a.cpuPerEvent); cpuBeside.push(b.cpuPerEvent);
     ok &&= a.ok && d.ok && b.ok;
   }
   const ratio = median(beside.map((b, k) => b / alone[k]!));
@@ -87,7 +91,7 @@ export async function isolationRateLimited(ctx: BenchContext, chain: Chain): Pro
     details: {
       events: s.isolationEvents, perSecond: LIMITED_PER_S, roundRatios: beside.map((b, k) => round(b / alone[k]!, 2)).join('/'),
       roundRates: beside.map((b, k) => `${round(alone[k]!)}/${round(duo[k]!)}/${round(b)}`).join(' '),
-      vsBesideHealthy: round(median(beside.map((b, k) => b / duo[k]!)), 2),
+      vsBesideHealthy: round(median(beside.map((b, k) => b / duo[k]!)), 2), cpuUsAloneVsBeside: cpuAloneVsBeside(cpuAlone, cpuBeside),
       // Requests to the limited destination during each beside round ÷ N × seconds + burst: the limit held when ≤.
       limitedReceivedVsBound: received.map((n, k) => `${n}/${bounds[k]}`).join(' '), limitHeld: limitHeld ? 'yes' : 'NO',
       // Tasks fan-out held instead of writing them; tasks delivery held (set aside in the first tier,
