@@ -9,11 +9,13 @@
 //   crc32c.ts                        the batch checksum, a byte at a time
 //   record-batch-encoder.ts          record batches encoded with a buffer per field and three copies
 //   fetch-broker-loss.ts             a fetch from a lost broker crashed the whole consumer
+//   idle-fetch-wait.ts               (an addition) an idle consumer fetched as often as a busy one
 //   heartbeat.ts                     the one ConsumerGroup.heartbeat wrapper: a lost coordinator
 //                                    crashed the consumer; no hook before rejoining a rebalance
 //   coordinator-cache.ts             a FindCoordinator round trip before every coordinator request
 //   concurrent-transactions-retry.ts CONCURRENT_TRANSACTIONS waited out the client's whole retry time
 //   offset-manager-coordinator.ts    offset commits stayed with the coordinator the group joined with
+//   pending-check-loop.ts            each connection checked its empty request queue every millisecond
 //
 // install.ts is imported before kafkajs on purpose: ES modules run their imports in the order they
 // are written, and a correction put into Node's module cache after kafkajs loaded comes too late.

@@ -6,11 +6,13 @@
 //    `require` gets the correction. Too late once kafkajs loaded (the modules that required the
 //    original hold on to it): replaceKafkajsModule throws then.
 // 2. Prototype patches: they load kafkajs's ConsumerGroup, Cluster, Broker and OffsetManager
-//    modules, which load modules replaced in step 1, so they come after it. Each patch wraps a
-//    different method, except that coordinator-cache.ts and concurrent-transactions-retry.ts both
-//    wrap AddPartitionsToTxn and AddOffsetsToTxn: the cache ignores CONCURRENT_TRANSACTIONS, so
-//    either order behaves the same; the retry goes outside. Each patch installs itself once per
-//    process (a Symbol.for mark on the prototype).
+//    modules (and RequestQueue's), which load modules replaced in step 1, so they come after it. Each patch wraps a
+//    different method, with two exceptions. idle-fetch-wait.ts wraps ConsumerGroup.fetch, which calls
+//    the recoverFromFetch that fetch-broker-loss.ts wraps: they compose in either order.
+//    coordinator-cache.ts and concurrent-transactions-retry.ts both wrap AddPartitionsToTxn and
+//    AddOffsetsToTxn: the cache ignores CONCURRENT_TRANSACTIONS, so either order behaves the same;
+//    the retry goes outside. Each patch installs itself once per process (a Symbol.for mark on the
+//    prototype).
 import { createRequire, Module } from 'node:module';
 import { withoutAbortedRecords } from './aborted-transactions-filter.js';
 import { installConcurrentTransactionsRetry } from './concurrent-transactions-retry.js';
@@ -18,7 +20,9 @@ import { installCoordinatorCache } from './coordinator-cache.js';
 import { crc32c } from './crc32c.js';
 import { installFetchBrokerLoss } from './fetch-broker-loss.js';
 import { installHeartbeat } from './heartbeat.js';
+import { installIdleFetchWait } from './idle-fetch-wait.js';
 import { installOffsetManagerCoordinator } from './offset-manager-coordinator.js';
+import { installPendingCheckLoop } from './pending-check-loop.js';
 import { encodeRecord, recordBatchModule } from './record-batch-encoder.js';
 import { createSendMessages } from './send-messages.js';
 
@@ -44,7 +48,9 @@ replaceKafkajsModule('kafkajs/src/protocol/recordBatch/record/v0/index.js', enco
 replaceKafkajsModule('kafkajs/src/protocol/recordBatch/v0/index.js', recordBatchModule);
 
 installFetchBrokerLoss();
+installIdleFetchWait();
 installHeartbeat();
 installCoordinatorCache();
 installConcurrentTransactionsRetry();
 installOffsetManagerCoordinator();
+installPendingCheckLoop();
