@@ -6,7 +6,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Destination, Source } from '@switchyard/platform/config-view/config-state';
 import { log, type BenchContext } from './context.js';
 import { HopWatcher, summariseHops } from './hops.js';
-import { batchRequests, quantile, runLoad } from './load.js';
+import { batchRequests, quantile, runLoad, singleCallRequests } from './load.js';
 import { cpuMs, makeDestination, makeSource, Pipeline, rssMb, type Service } from './pipeline.js';
 import { countArrived, type BenchReceiver } from './receiver.js';
 import { round } from './report.js';
@@ -172,13 +172,14 @@ export class Chain {
    * An open-loop load at a fixed rate from one source: end-to-end latency per event = arrival at `r`
    * − the moment the generator got ingest's 200 for the request carrying it (one process, one clock),
    * and where that time went, hop by hop (hops.ts). Low rates send one call per request, as
-   * browsers and unbatched clients do; higher rates batch so the generator keeps its pace.
+   * browsers and unbatched clients do; higher rates batch so the generator keeps its pace, unless
+   * `oneCall` asks for one call per request (POST /v1/track, as a browser sends it) at any rate.
    */
-  async paced(src: Source, r: BenchReceiver, label: string, events: number, ratePerS: number) {
+  async paced(src: Source, r: BenchReceiver, label: string, events: number, ratePerS: number, oneCall = false) {
     const { s, runId, ref, taskHops } = this.ctx;
     const { p1 } = this;
-    const batchSize = ratePerS < 100 ? 1 : ratePerS < 1000 ? 5 : s.batchSize;
-    const reqs = batchRequests(runId, label, Math.ceil(events / batchSize), batchSize);
+    const batchSize = oneCall || ratePerS < 100 ? 1 : ratePerS < 1000 ? 5 : s.batchSize;
+    const reqs = oneCall ? singleCallRequests(runId, label, events) : batchRequests(runId, label, Math.ceil(events / batchSize), batchSize);
     const ids = reqs.flatMap((x) => x.ids);
     const watcher = await new HopWatcher(ref, p1.topics.deliveryAttempts, taskHops ? p1.topics.delivery : undefined).start();
     const statsOf = () => Promise.all(p1.services.map((x) => scrapeStats(x.url)));
@@ -187,7 +188,7 @@ export class Chain {
     const benchLoop = monitorEventLoopDelay({ resolution: 1 });
     benchLoop.enable();
     try {
-      const res = await runLoad({ origin: this.ingest!.url, path: '/v1/batch', headers: basicAuth(src), requests: reqs, concurrency: s.ingestConcurrency * 4, intervalMs: (1000 * batchSize) / ratePerS });
+      const res = await runLoad({ origin: this.ingest!.url, path: oneCall ? '/v1/track' : '/v1/batch', headers: basicAuth(src), requests: reqs, concurrency: s.ingestConcurrency * 4, intervalMs: (1000 * batchSize) / ratePerS });
       const ok = await r.waitForAll(ids, s.deliverTimeoutMs).then(() => res.errors === 0, () => false);
       const stats1 = await statsOf();
       await watcher.waitFor(ids, 5000);

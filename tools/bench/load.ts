@@ -118,3 +118,11 @@ export function batchRequests(runId: string, label: string, requests: number, ba
     return { body: JSON.stringify({ batch: calls.map((c) => c.call), sentAt: new Date().toISOString() }), ids: calls.map((c) => c.id) };
   });
 }
+
+/** One track call per request, for POST /v1/track, as a browser sends it. */
+export function singleCallRequests(runId: string, label: string, requests: number): LoadRequest[] {
+  return Array.from({ length: requests }, () => {
+    const { call, id } = trackCall(runId, label);
+    return { body: JSON.stringify({ ...call, sentAt: new Date().toISOString() }), ids: [id] };
+  });
+}

@@ -5,8 +5,11 @@ export interface Sizes {
   rawMessages: number; postRequests: number; postConcurrency: number;
   ingestRequests: number; batchSize: number; ingestConcurrency: number;
   e2eEvents: number; slowCap: number; slowTasks: number;
-  /** Latency against rate: open-loop loads at these rates ('half' = 50 % of the measured saturation rate), each of so many events. */
-  latencyRates: Array<{ rate: number | 'half'; events: number }>;
+  /**
+   * Latency against rate: open-loop loads at these rates ('half' = 50 % of the measured saturation rate), each of so many events.
+   * `oneCall`: one call per request whatever the rate, as browsers and unbatched clients send (else Chain.paced batches from 100/s).
+   */
+  latencyRates: Array<{ rate: number | 'half'; events: number; oneCall?: true }>;
   isolationEvents: number; stormMs: number; stormEvents: number; backlogTasks: number; backlogSeconds: number;
   /** Delivery CPU per task: tasks drained before measuring (JIT, connections), then the measured tasks. */
   cpuWarmTasks: number; cpuTasks: number;
@@ -27,7 +30,7 @@ export interface Sizes {
 }
 
 export const SIZES: Record<Mode, Sizes> = {
-  tiny: { rawMessages: 2000, postRequests: 1000, postConcurrency: 50, ingestRequests: 30, batchSize: 10, ingestConcurrency: 8, e2eEvents: 300, latencyRates: [{ rate: 5, events: 10 }, { rate: 50, events: 50 }, { rate: 500, events: 200 }, { rate: 'half', events: 200 }], slowCap: 20, slowTasks: 200, isolationEvents: 300, stormMs: 2000, stormEvents: 100, backlogTasks: 0, backlogSeconds: 0, cpuWarmTasks: 500, cpuTasks: 2000, horizontalTasks: 200, deliverTimeoutMs: 30_000, rounds: 1, isolationRounds: 1, idleSeconds: 2, idleSettleSeconds: 1 },
-  quick: { rawMessages: 50_000, postRequests: 10_000, postConcurrency: 200, ingestRequests: 300, batchSize: 20, ingestConcurrency: 32, e2eEvents: 6000, latencyRates: [{ rate: 5, events: 50 }, { rate: 50, events: 500 }, { rate: 500, events: 2500 }, { rate: 'half', events: 4000 }], slowCap: 200, slowTasks: 3000, isolationEvents: 3000, stormMs: 5000, stormEvents: 1000, backlogTasks: 0, backlogSeconds: 0, cpuWarmTasks: 5000, cpuTasks: 30_000, horizontalTasks: 3000, deliverTimeoutMs: 60_000, rounds: 2, isolationRounds: 2, idleSeconds: 20, idleSettleSeconds: 10 },
-  full: { rawMessages: 300_000, postRequests: 50_000, postConcurrency: 200, ingestRequests: 2000, batchSize: 20, ingestConcurrency: 32, e2eEvents: 40_000, latencyRates: [{ rate: 5, events: 300 }, { rate: 50, events: 1000 }, { rate: 500, events: 5000 }, { rate: 'half', events: 20_000 }], slowCap: 200, slowTasks: 15_000, isolationEvents: 20_000, stormMs: 30_000, stormEvents: 10_000, backlogTasks: 1_000_000, backlogSeconds: 120, cpuWarmTasks: 10_000, cpuTasks: 100_000, horizontalTasks: 10_000, deliverTimeoutMs: 300_000, rounds: 3, isolationRounds: 5, idleSeconds: 60, idleSettleSeconds: 30 },
+  tiny: { rawMessages: 2000, postRequests: 1000, postConcurrency: 50, ingestRequests: 30, batchSize: 10, ingestConcurrency: 8, e2eEvents: 300, latencyRates: [{ rate: 5, events: 10 }, { rate: 50, events: 50 }, { rate: 500, events: 200 }, { rate: 'half', events: 200 }, { rate: 200, events: 100, oneCall: true }, { rate: 1000, events: 200, oneCall: true }], slowCap: 20, slowTasks: 200, isolationEvents: 300, stormMs: 2000, stormEvents: 100, backlogTasks: 0, backlogSeconds: 0, cpuWarmTasks: 500, cpuTasks: 2000, horizontalTasks: 200, deliverTimeoutMs: 30_000, rounds: 1, isolationRounds: 1, idleSeconds: 2, idleSettleSeconds: 1 },
+  quick: { rawMessages: 50_000, postRequests: 10_000, postConcurrency: 200, ingestRequests: 300, batchSize: 20, ingestConcurrency: 32, e2eEvents: 6000, latencyRates: [{ rate: 5, events: 50 }, { rate: 50, events: 500 }, { rate: 500, events: 2500 }, { rate: 'half', events: 4000 }, { rate: 200, events: 2000, oneCall: true }, { rate: 1000, events: 5000, oneCall: true }], slowCap: 200, slowTasks: 3000, isolationEvents: 3000, stormMs: 5000, stormEvents: 1000, backlogTasks: 0, backlogSeconds: 0, cpuWarmTasks: 5000, cpuTasks: 30_000, horizontalTasks: 3000, deliverTimeoutMs: 60_000, rounds: 2, isolationRounds: 2, idleSeconds: 20, idleSettleSeconds: 10 },
+  full: { rawMessages: 300_000, postRequests: 50_000, postConcurrency: 200, ingestRequests: 2000, batchSize: 20, ingestConcurrency: 32, e2eEvents: 40_000, latencyRates: [{ rate: 5, events: 300 }, { rate: 50, events: 1000 }, { rate: 500, events: 5000 }, { rate: 'half', events: 20_000 }, { rate: 200, events: 6000, oneCall: true }, { rate: 1000, events: 20_000, oneCall: true }], slowCap: 200, slowTasks: 15_000, isolationEvents: 20_000, stormMs: 30_000, stormEvents: 10_000, backlogTasks: 1_000_000, backlogSeconds: 120, cpuWarmTasks: 10_000, cpuTasks: 100_000, horizontalTasks: 10_000, deliverTimeoutMs: 300_000, rounds: 3, isolationRounds: 5, idleSeconds: 60, idleSettleSeconds: 30 },
 };

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { basicAuth } from '../chain.js';
 import { log, type BenchContext } from '../context.js';
-import { batchRequests, runLoad } from '../load.js';
+import { runLoad, singleCallRequests } from '../load.js';
 import { cpuMs, makeDestination, makeSource, Pipeline } from '../pipeline.js';
 import { round, type Row } from '../report.js';
 
@@ -32,8 +32,8 @@ export async function idle(ctx: BenchContext): Promise<Row[]> {
     await Promise.all(SERVICES.map((name) => p.start(name)));
     const ingest = p.instances('ingest')[0]!;
     const call = async (label: string) => {
-      const reqs = batchRequests(runId, label, 1, 1);
-      const res = await runLoad({ origin: ingest.url, path: '/v1/batch', headers: basicAuth(src), requests: reqs, concurrency: 1 });
+      const reqs = singleCallRequests(runId, label, 1);
+      const res = await runLoad({ origin: ingest.url, path: '/v1/track', headers: basicAuth(src), requests: reqs, concurrency: 1 });
       const id = reqs[0]!.ids[0]!;
       const ok = await r.waitForAll([id], s.deliverTimeoutMs).then(() => res.errors === 0, () => false);
       const ms = (r.arrivals.get(id) ?? NaN) - (res.acks.get(id) ?? NaN);

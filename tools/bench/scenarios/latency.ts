@@ -1,4 +1,5 @@
-// End-to-end latency against rate: light, moderate, heavy, and 50 % of saturation. The rows from
+// End-to-end latency against rate: light, moderate, heavy, and 50 % of saturation, then one call
+// per request at 200 and 1 000 requests/s (the lower rates send one call per request too). The rows from
 // 500/s up run in rounds: one load of 20 000 events at 4 000/s lasts 5 s, and a few slow seconds
 // made a whole run's p99 (53/307 ms in one run, 26/96 in the next, same code). The row reports the
 // median round, by p99; the notes give every round and all rounds' samples pooled (the first
@@ -16,13 +17,13 @@ export async function latencyRounds(ctx: BenchContext, chain: Chain, eRate: numb
   const { s } = ctx;
   const { sMain, rMain } = chain;
   const rows: Row[] = [];
-  for (const { rate: wanted, events } of s.latencyRates) {
+  for (const { rate: wanted, events, oneCall = false } of s.latencyRates) {
     const rate = wanted === 'half' ? eRate / 2 : wanted;
-    const name = wanted === 'half' ? `50% of saturation (${round(rate)}/s)` : `${rate}/s`;
+    const name = `${wanted === 'half' ? `50% of saturation (${round(rate)}/s)` : `${rate}/s`}${oneCall ? ', one call per request' : ''}`;
     const rounds = rate >= LATENCY_ROUNDS_FROM_RATE ? s.rounds : 1;
     log(`end to end latency at ${name}: ${rounds} round(s) of ${events} events`);
     const runs: Paced[] = [];
-    for (let k = 0; k < rounds; k++) runs.push(await chain.paced(sMain, rMain, `lat${round(rate)}r${k}`, events, rate));
+    for (let k = 0; k < rounds; k++) runs.push(await chain.paced(sMain, rMain, `lat${round(rate)}${oneCall ? 'c' : ''}r${k}`, events, rate, oneCall));
     const l = [...runs].sort((x, y) => x.p99ms - y.p99ms)[(runs.length - 1) >> 1]!;
     const pooled = runs.flatMap((x) => x.latencies);
     const h = l.hops;
