@@ -7,6 +7,8 @@ export interface LoadRequest {
   body: string;
   /** messageIds the body carries; each is stamped with the time its 2xx answer arrived. */
   ids: string[];
+  /** Headers of this request only (a source's write key), over the load's. */
+  headers?: Record<string, string>;
 }
 
 export interface LoadOptions {
@@ -56,7 +58,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
       const req = opts.requests[i]!;
       const t0 = performance.now();
       try {
-        const res = await pool.request({ path: opts.path, method: 'POST', headers, body: req.body });
+        const res = await pool.request({ path: opts.path, method: 'POST', headers: req.headers ? { ...headers, ...req.headers } : headers, body: req.body });
         const text = await res.body.text();
         if (res.statusCode >= 200 && res.statusCode < 300) {
           const now = Date.now();

@@ -77,15 +77,14 @@ export class Pipeline {
     await this.producer.connect();
   }
 
+  /** Writes sources and destinations to the config topic, a thousand records a send (a send is one request, under the broker's size limit). */
   async writeConfig(sources: Source[], destinations: Destination[]): Promise<void> {
     const codec = this.codec!;
-    await this.producer!.send({
-      topic: this.topics.config, acks: -1,
-      messages: [
-        ...sources.map((s) => ({ key: configKey.source(s.id), value: codec.encode('io.switchyard.config.Source', s) })),
-        ...destinations.map((d) => ({ key: configKey.destination(d.id), value: codec.encode('io.switchyard.config.Destination', d) })),
-      ],
-    });
+    const messages = [
+      ...sources.map((s) => ({ key: configKey.source(s.id), value: codec.encode('io.switchyard.config.Source', s) })),
+      ...destinations.map((d) => ({ key: configKey.destination(d.id), value: codec.encode('io.switchyard.config.Destination', d) })),
+    ];
+    for (let i = 0; i < messages.length; i += 1000) await this.producer!.send({ topic: this.topics.config, acks: -1, messages: messages.slice(i, i + 1000) });
   }
 
   /** Writes delivery tasks (as fan-out would) in chunks, a few sends at a time. */

@@ -18,6 +18,7 @@ import { idle } from './scenarios/idle.js';
 import { ingestScenario } from './scenarios/ingest.js';
 import { isolation } from './scenarios/isolation.js';
 import { latencyRounds } from './scenarios/latency.js';
+import { manyDestinations } from './scenarios/many-destinations.js';
 import { isolationRateLimited } from './scenarios/rate-limited.js';
 import { retryStorm } from './scenarios/retry-storm.js';
 import { slowReceiver } from './scenarios/slow-receiver.js';
@@ -27,8 +28,8 @@ export async function runScenarios(run: Omit<BenchContext, 'receiver'>, only: Se
   const rows: Row[] = [];
   const receivers: BenchReceiver[] = [];
   const ctx: BenchContext = { ...run, receiver: async (mode?: ReceiverMode) => { const r = await startBenchReceiver(mode); receivers.push(r); return r; } };
-  // The latency load runs at half the saturation rate, so it needs the saturation run.
-  if (only.has('latency')) only.add('e2e');
+  // The latency load runs at half the saturation rate, and many destinations compare with it: both need the saturation run.
+  if (only.has('latency') || only.has('many')) only.add('e2e');
   const needsChain = ['e2e', 'attempts', 'latency', 'storm', 'isolation', 'ratelimit'].some((x) => only.has(x as Scenario));
   // First, on the fresh broker: its idle cost grows with the topics the other scenarios' pipelines add.
   if (only.has('idle')) rows.push(...await idle(ctx));
@@ -74,6 +75,7 @@ export async function runScenarios(run: Omit<BenchContext, 'receiver'>, only: Se
   // Last on P1: the limited destination's held tasks come round in the first tier for minutes after.
   if (only.has('ratelimit')) rows.push(await isolationRateLimited(ctx, chain));
   await chain.p1.stopAll();
+  if (only.has('many')) rows.push(...await manyDestinations(ctx, eRate));
 
   if (only.has('cpu')) rows.push(await deliveryCpu(ctx, rawPost));
   if (only.has('horizontal')) rows.push(...await horizontal(ctx));
