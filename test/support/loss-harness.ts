@@ -7,22 +7,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { DeadLetter, DeferredRange, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import type { AcceptedCall, FaultReceiver } from './fault-receiver.js';
 import { TopicReader } from './topic-reader.js';
+import { seeded } from '../../tools/seeded-random.js';
 
 /** RELIABILITY_SCALE=full (npm run test:reliability) runs the sizes RELIABILITY.md reports; `npm test` runs reduced ones. */
 export const FULL = process.env.RELIABILITY_SCALE === 'full';
 export const scale = <T>(reduced: T, full: T): T => (FULL ? full : reduced);
-
-/** A small seeded generator (mulberry32): kill moments are random but the same on every run. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 export interface LoadOptions {
   /** messageId prefix; ids are `${label}-${i}`. */

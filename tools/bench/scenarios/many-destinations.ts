@@ -12,6 +12,7 @@ import { quantile, runLoad, trackCall, type LoadRequest } from '../load.js';
 import { cpuMs, makeDestination, makeSource, Pipeline, rssMb } from '../pipeline.js';
 import { messageIdOf } from '../receiver.js';
 import { round, type Row } from '../report.js';
+import { seeded } from '../../seeded-random.js';
 
 /** Destinations the load goes to (the first ones configured), by a Zipf law over their rank. */
 const ACTIVE = 1000;
@@ -70,18 +71,6 @@ class ManyReceivers {
   }
 }
 
-/** A seeded generator (mulberry32): the same draws in every run. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Draws ranks 0 … n − 1 with weight 1 ÷ (rank + 1). */
 export function zipf(n: number, next: () => number): () => number {
   const cumulative = new Float64Array(n);
@@ -114,7 +103,7 @@ function topology(count: number, rx: ManyReceivers): Topology {
 
 /** Requests of `size` events, each from the source of a destination drawn by the Zipf law; the healthy tasks they make (destination|messageId). */
 function zipfLoad(t: Topology, runId: string, label: string, requests: number, size: number, seed: number) {
-  const draw = zipf(t.active.length, random(seed));
+  const draw = zipf(t.active.length, seeded(seed));
   const bySource = new Map<string, Destination[]>();
   for (const d of t.destinations) bySource.set(d.sourceId, [...(bySource.get(d.sourceId) ?? []), d]);
   const sources = new Map(t.sources.map((s) => [s.id, s]));
