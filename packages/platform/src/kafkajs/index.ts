@@ -15,7 +15,8 @@
 //   coordinator-cache.ts             a FindCoordinator round trip before every coordinator request
 //   concurrent-transactions-retry.ts CONCURRENT_TRANSACTIONS waited out the client's whole retry time
 //   offset-manager-coordinator.ts    offset commits stayed with the coordinator the group joined with
-//   pending-check-loop.ts            each connection checked its empty request queue every millisecond
+//   request-queue-timers.ts          each connection checked its empty request queue every millisecond,
+//                                    and for timed-out requests every 100 ms (now every second)
 //
 // install.ts is imported before kafkajs on purpose: ES modules run their imports in the order they
 // are written, and a correction put into Node's module cache after kafkajs loaded comes too late.

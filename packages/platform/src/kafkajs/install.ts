@@ -22,7 +22,7 @@ import { installFetchBrokerLoss } from './fetch-broker-loss.js';
 import { installHeartbeat } from './heartbeat.js';
 import { installIdleFetchWait } from './idle-fetch-wait.js';
 import { installOffsetManagerCoordinator } from './offset-manager-coordinator.js';
-import { installPendingCheckLoop } from './pending-check-loop.js';
+import { installRequestQueueTimers } from './request-queue-timers.js';
 import { encodeRecord, recordBatchModule } from './record-batch-encoder.js';
 import { createSendMessages } from './send-messages.js';
 
@@ -53,4 +53,4 @@ installHeartbeat();
 installCoordinatorCache();
 installConcurrentTransactionsRetry();
 installOffsetManagerCoordinator();
-installPendingCheckLoop();
+installRequestQueueTimers();
