@@ -15,7 +15,7 @@
 // requests in flight; a service closing several idle consumers one after another waits for each).
 // 2 s, because the broker's share follows the fetch rate: at 500 ms the idle stack used 0.21 of a
 // core (the broker 13 %), at 2 s 0.11-0.13 (the broker 6-7 %). The test suite took 170 s longer.
-// Measured by: `npm run bench -- --only idle` (BENCHMARKS.md, "Idle"); tested by idle-fetch-wait.test.ts.
+// Measured by: `npm run bench -- --only idle` (BENCHMARKS.md, the idle row); tested by idle-fetch-wait.test.ts.
 // Installed by install.ts: ConsumerGroup.prototype.fetch wrapped.
 import { createRequire } from 'node:module';
 
