@@ -107,14 +107,11 @@ runMain('control', async () => {
   runtime.lifecycle.onShutdown('destination-health', () => healthFollower.stop());
   const ticks = setInterval(() => void active.tick(), 5_000).unref();
   runtime.lifecycle.onShutdown('notifier', () => clearInterval(ticks));
-  await deadLetters.start();
-  runtime.lifecycle.onShutdown('dead-letter-index', () => deadLetters.stop());
-  await traces.start();
-  runtime.lifecycle.onShutdown('trace-index', () => traces.stop());
-  await usage.start();
-  runtime.lifecycle.onShutdown('usage-index', () => usage.stop());
-  await replays.start();
-  runtime.lifecycle.onShutdown('replay-index', () => replays.stop());
+  // Side by side, starting and stopping: each stop of an idle follower waits for its fetch in
+  // flight (up to 2 s, kafkajs/idle-fetch-wait.ts). A stop before its start has nothing to close.
+  const indexes = [deadLetters, traces, usage, replays];
+  runtime.lifecycle.onShutdown('indexes', async () => { await Promise.all(indexes.map((x) => x.stop())); });
+  await Promise.all(indexes.map((x) => x.start()));
 
   if (config.SWITCHYARD_SEED_FILE) {
     const result = await applySeed(readSeed(config.SWITCHYARD_SEED_FILE, process.env), deps);
