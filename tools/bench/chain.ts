@@ -7,10 +7,11 @@ import type { Destination, Source } from '@switchyard/platform/config-view/confi
 import { log, type BenchContext } from './context.js';
 import { HopWatcher, summariseHops } from './hops.js';
 import { batchRequests, quantile, runLoad, singleCallRequests } from './load.js';
-import { cpuMs, makeDestination, makeSource, Pipeline, rssMb, type Service } from './pipeline.js';
+import { makeDestination, makeSource, Pipeline, rssMb, type Service } from './pipeline.js';
 import { countArrived, type BenchReceiver } from './receiver.js';
 import { round } from './report.js';
 import { scrapeStats, statsNote } from './service-stats.js';
+import { processCpuMs } from './cpu-time.js';
 
 /** The rate limit of the rate-limited destination (requests/s, summed over delivery instances). */
 export const LIMITED_PER_S = 50;
@@ -150,16 +151,16 @@ export class Chain {
     const reqs = batchRequests(runId, label, Math.ceil(events / s.batchSize), s.batchSize);
     const ids = reqs.flatMap((x) => x.ids);
     const cpu0 = process.cpuUsage();
-    const serviceCpu0 = p1.services.map((x) => cpuMs(x.proc.child.pid));
-    const brokerCpu0 = brokerPids.reduce((a, pid) => a + cpuMs(pid), 0);
+    const serviceCpu0 = p1.services.map((x) => processCpuMs(x.proc.child.pid));
+    const brokerCpu0 = brokerPids.reduce((a, pid) => a + processCpuMs(pid), 0);
     const res = await runLoad({ origin: this.ingest!.url, path: '/v1/batch', headers: basicAuth(src), requests: reqs, concurrency: s.ingestConcurrency });
     const ok = await Promise.all([r, ...alsoAt].map((x) => x.waitForAll(ids, s.deliverTimeoutMs))).then(() => res.errors === 0, () => false);
     const cpu = process.cpuUsage(cpu0);
     // Each service's CPU per event over the load (µs): what a rate is bought with, steadier than rates on a shared machine.
     // The broker's too, when this run started it (none on a reused stack).
     const cpuPerEvent = Object.fromEntries([
-      ...p1.services.map((x, i) => [`${x.name}CpuUs`, ((cpuMs(x.proc.child.pid) - serviceCpu0[i]!) * 1000) / ids.length] as const),
-      ...(brokerPids.length ? [['brokerCpuUs', ((brokerPids.reduce((a, pid) => a + cpuMs(pid), 0) - brokerCpu0) * 1000) / ids.length] as const] : []),
+      ...p1.services.map((x, i) => [`${x.name}CpuUs`, ((processCpuMs(x.proc.child.pid) - serviceCpu0[i]!) * 1000) / ids.length] as const),
+      ...(brokerPids.length ? [['brokerCpuUs', ((brokerPids.reduce((a, pid) => a + processCpuMs(pid), 0) - brokerCpu0) * 1000) / ids.length] as const] : []),
     ]);
     const last = Math.max(...ids.map((id) => r.arrivals.get(id) ?? 0));
     // startedAt / lastAt: the load's window on this process's clock (first request, last arrival at `r`).

@@ -194,19 +194,6 @@ export function rssMb(pid: number | undefined): number {
   }
 }
 
-/** CPU time (user + system) a process has used, in ms (Linux /proc, clock ticks of 10 ms), or NaN elsewhere. */
-export function cpuMs(pid: number | undefined): number {
-  if (!pid) return NaN;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return NaN;
-  }
-}
-
 /** Baseline (c) as its own process: resolves with its URL and a stop function. */
 export async function startBareIngest(stack: StackRef, topic: string, writeKey: string): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', join(repoRoot, 'tools', 'bench', 'bare-ingest.ts')], {

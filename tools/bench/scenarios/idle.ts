@@ -10,8 +10,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { basicAuth } from '../chain.js';
 import { log, type BenchContext } from '../context.js';
 import { runLoad, singleCallRequests } from '../load.js';
-import { cpuMs, makeDestination, makeSource, Pipeline } from '../pipeline.js';
+import { makeDestination, makeSource, Pipeline } from '../pipeline.js';
 import { round, type Row } from '../report.js';
+import { processCpuMs } from '../cpu-time.js';
 
 /** The services `npm start` runs (tools/stack/layout.ts), one instance each. */
 const SERVICES = ['ingest', 'fanout', 'delivery', 'control', 'audiences'] as const;
@@ -47,10 +48,10 @@ export async function idle(ctx: BenchContext): Promise<Row[]> {
       ...brokerPids.map((pid, i) => ({ name: brokerPids.length > 1 ? `broker${i + 1}` : 'broker', pid })),
       ...(registryPid ? [{ name: 'registry', pid: registryPid }] : []),
     ];
-    const cpu0 = processes.map((x) => cpuMs(x.pid));
+    const cpu0 = processes.map((x) => processCpuMs(x.pid));
     const t0 = Date.now();
     await sleep(s.idleSeconds * 1000);
-    const cores = processes.map((x, i) => (cpuMs(x.pid) - cpu0[i]!) / (Date.now() - t0));
+    const cores = processes.map((x, i) => (processCpuMs(x.pid) - cpu0[i]!) / (Date.now() - t0));
     const first = await call('idle-first');
     const total = cores.reduce((a, c) => a + c, 0);
     const services = processes.flatMap((x, i) => (SERVICES.includes(x.name as (typeof SERVICES)[number]) ? [cores[i]!] : []));

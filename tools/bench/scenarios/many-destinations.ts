@@ -9,10 +9,11 @@ import type { Destination, Source } from '@switchyard/platform/config-view/confi
 import { basicAuth } from '../chain.js';
 import { log, type BenchContext } from '../context.js';
 import { quantile, runLoad, trackCall, type LoadRequest } from '../load.js';
-import { cpuMs, makeDestination, makeSource, Pipeline, rssMb } from '../pipeline.js';
+import { makeDestination, makeSource, Pipeline, rssMb } from '../pipeline.js';
 import { messageIdOf } from '../receiver.js';
 import { round, type Row } from '../report.js';
 import { seeded } from '../../seeded-random.js';
+import { processCpuMs } from '../cpu-time.js';
 
 /** Destinations the load goes to (the first ones configured), by a Zipf law over their rank. */
 const ACTIVE = 1000;
@@ -105,7 +106,7 @@ function topology(count: number, rx: ManyReceivers): Topology {
 function zipfLoad(t: Topology, runId: string, label: string, requests: number, size: number, seed: number) {
   const draw = zipf(t.active.length, seeded(seed));
   const bySource = new Map<string, Destination[]>();
-  for (const d of t.destinations) bySource.set(d.sourceId, [...(bySource.get(d.sourceId) ?? []), d]);
+  for (const d of t.destinations) { const of = bySource.get(d.sourceId); if (of) of.push(d); else bySource.set(d.sourceId, [d]); }
   const sources = new Map(t.sources.map((s) => [s.id, s]));
   const healthy: string[] = [];
   const reqs: LoadRequest[] = Array.from({ length: requests }, () => {
@@ -149,14 +150,14 @@ async function measureLevel(ctx: BenchContext, rx: ManyReceivers, count: number)
     const saturate = async (label: string, n: number, seed: number) => {
       const { reqs, healthy } = zipfLoad(t, runId, label, n, s.batchSize, seed);
       const pids = [...p.services.map((x) => x.proc.child.pid), ...brokerPids];
-      const cpu0 = pids.map((pid) => cpuMs(pid));
+      const cpu0 = pids.map((pid) => processCpuMs(pid));
       const answered0 = rx.answered;
       const res = await runLoad({ origin: ingest.url, path: '/v1/batch', requests: reqs, concurrency: s.ingestConcurrency });
       const ok = (await waitFor(rx, healthy, s.deliverTimeoutMs)) && res.errors === 0;
       const last = Math.max(...healthy.map((k) => rx.arrivals.get(k) ?? 0));
       const events = n * s.batchSize;
       const names = [...p.services.map((x) => x.name), ...brokerPids.map(() => 'broker')];
-      const cpuUsPerEvent = Object.fromEntries(names.map((name, i) => [name, ((cpuMs(pids[i]) - cpu0[i]!) * 1000) / events]));
+      const cpuUsPerEvent = Object.fromEntries(names.map((name, i) => [name, ((processCpuMs(pids[i]) - cpu0[i]!) * 1000) / events]));
       const seconds = (last - res.startedAt) / 1000;
       // Requests answered up to the last healthy arrival, near enough: the later ones are other URLs of tasks already done.
       return { rate: healthy.filter((k) => rx.arrivals.has(k)).length / seconds, requestsPerS: (rx.answered - answered0) / seconds, ok, cpuUsPerEvent };
