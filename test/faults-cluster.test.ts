@@ -19,7 +19,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ensureArtifacts } from '../tools/stack/artifacts.js';
-import { FaultCluster } from './support/fault-cluster.js';
+import { FaultCluster } from '../tools/stack/fault-cluster.js';
 import { FaultPipeline, type Role } from './support/fault-pipeline.js';
 import type { FaultReceiver } from './support/fault-receiver.js';
 import { FULL, Load, scale, settle, settleIdentifies, settleTopics, type Tally } from './support/loss-harness.js';

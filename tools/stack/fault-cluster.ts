@@ -1,14 +1,14 @@
-// A three-node Kafka cluster of a fault suite's own (combined KRaft broker+controller nodes,
-// tools/stack/kafka.ts), whose nodes can be killed, stopped and started again with the same
+// A three-node Kafka cluster of its own for a fault suite or the failover bench (combined KRaft
+// broker+controller nodes, kafka.ts), whose nodes can be killed, stopped and started again with the same
 // config and data, and which says who leads what: the broker leading most partitions of some
 // topics, and the active KRaft controller.
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Admin } from '@switchyard/platform/kafka/client';
-import { nodeDir, startKafka, startKafkaCluster, type KafkaAddress, type RunningKafka } from '../../tools/stack/kafka.js';
-import { freeKafkaAddresses } from '../../tools/stack/ports.js';
-import { testKafka } from './stack.js';
+import { createKafka, type Admin } from '@switchyard/platform/kafka/client';
+import { createLogger } from '@switchyard/platform/logger';
+import { nodeDir, startKafka, startKafkaCluster, type KafkaAddress, type RunningKafka } from './kafka.js';
+import { freeKafkaAddresses } from './ports.js';
 
 export interface FaultClusterOptions {
   libs: string;
@@ -91,7 +91,7 @@ export class FaultCluster {
 
   private async connected(): Promise<Admin> {
     if (!this.admin) {
-      this.admin = testKafka('fault-cluster', this.brokers).admin();
+      this.admin = createKafka({ brokers: this.brokers.split(','), clientId: 'fault-cluster', logger: createLogger({ service: 'fault-cluster', level: 'error' }) }).admin();
       await this.admin.connect();
     }
     return this.admin;
