@@ -23,8 +23,8 @@ import { runOnce, spawnService, waitForHttp, type ServiceProcess } from '../stac
 /** The stack the bench uses; a reused one may be secured (KAFKA_SECURITY_PROTOCOL …, SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO …). */
 export interface StackRef { brokers: string; registryUrl: string; security?: KafkaSecuritySettings; registry?: Omit<RegistryConnection, 'registryUrl'> }
 
-export function rawKafka(stack: StackRef, clientId: string): Kafka {
-  return new Kafka({ clientId, brokers: stack.brokers.split(','), logLevel: logLevel.ERROR, retry: { retries: 8, initialRetryTime: 200 }, ...kafkaSecurityOptions(stack.security ?? PLAINTEXT) });
+export function rawKafka(stack: StackRef, clientId: string, retries = 8): Kafka {
+  return new Kafka({ clientId, brokers: stack.brokers.split(','), logLevel: logLevel.ERROR, retry: { retries, initialRetryTime: 200 }, ...kafkaSecurityOptions(stack.security ?? PLAINTEXT) });
 }
 
 /** How to reach a reused stack, from the same variables the services read (config.ts). */
@@ -51,7 +51,7 @@ export function makeDestination(sourceId: string, urls: string[]): Destination {
   };
 }
 
-export interface Service { name: string; url: string; proc: ServiceProcess; stop(): Promise<unknown> }
+export interface Service { name: string; url: string; proc: ServiceProcess; stop(): Promise<number | string> }
 
 const portVars: Record<string, string> = { ingest: 'INGEST_PORT', fanout: 'FANOUT_PORT', delivery: 'DELIVERY_PORT', control: 'CONTROL_PORT', audiences: 'AUDIENCES_PORT' };
 
@@ -130,6 +130,16 @@ export class Pipeline {
     return this.start(name, extra);
   }
 
+  /**
+   * Replaces one instance as a Deployment rolls with maxSurge 1 and maxUnavailable 0: its
+   * replacement started and ready, then SIGTERM of the old one. Resolves with the old one's exit.
+   */
+  async replace(old: Service, extra: NodeJS.ProcessEnv = {}): Promise<number | string> {
+    await this.start(old.name, extra);
+    this.services.splice(this.services.indexOf(old), 1);
+    return old.stop();
+  }
+
   /** The running instances of one service, oldest first. */
   instances(name: string): Service[] {
     return this.services.filter((x) => x.name === name);
@@ -161,11 +171,19 @@ export class Pipeline {
    * each member holds.
    */
   async waitForGroup(groupId: string, members: number, topic: string, timeoutMs = 60_000): Promise<number[]> {
-    if (!this.admin) { this.admin = rawKafka(this.stack, 'bench-admin').admin(); await this.admin.connect(); }
+    // No retries of its own: kafkajs retries DescribeGroups at the coordinator it found first, which
+    // is the wrong one for good once the coordinator moved (a broker restarted); each turn of the loop finds it again.
+    if (!this.admin) { this.admin = rawKafka(this.stack, 'bench-admin', 0).admin(); await this.admin.connect(); }
     const deadline = Date.now() + timeoutMs;
     let seen = '';
     for (;;) {
-      const { groups: [g] } = await this.admin.describeGroups([groupId]);
+      const described = await this.admin.describeGroups([groupId]).catch((err: unknown) => { seen = String(err); return undefined; });
+      if (!described) {
+        if (Date.now() > deadline) throw new Error(`group ${groupId}: not described within ${timeoutMs} ms (${seen})`);
+        await new Promise((r) => setTimeout(r, 250));
+        continue;
+      }
+      const { groups: [g] } = described;
       const held = (g?.members ?? []).map((m) => AssignerProtocol.MemberAssignment.decode(m.memberAssignment)?.assignment[topic]?.length ?? 0);
       if (g?.state === 'Stable' && held.length === members && held.every((n) => n > 0)) return held;
       seen = `${g?.state ?? 'no group'}, members holding ${held.join('/') || 'nothing'}`;

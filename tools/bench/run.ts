@@ -13,6 +13,7 @@ import { kafkaBaseline } from './scenarios/baseline-kafka.js';
 import { measurePost, postRow, type PostSummary } from './scenarios/baseline-post.js';
 import { deliveryCpu } from './scenarios/delivery-cpu.js';
 import { endToEnd } from './scenarios/end-to-end.js';
+import { failover } from './scenarios/failover.js';
 import { horizontal } from './scenarios/horizontal.js';
 import { idle } from './scenarios/idle.js';
 import { ingestScenario } from './scenarios/ingest.js';
@@ -56,6 +57,7 @@ export async function runScenarios(run: Omit<BenchContext, 'receiver'>, only: Se
   if (only.has('ingest')) rows.push(...await ingestScenario(ctx, chain));
   if (!needsChain && !only.has('slow') && !only.has('backlog') && !only.has('cpu')) {
     if (only.has('horizontal')) rows.push(...await horizontal(ctx));
+    if (only.has('failover')) rows.push(...await failover(ctx));
     return rows;
   }
 
@@ -80,5 +82,7 @@ export async function runScenarios(run: Omit<BenchContext, 'receiver'>, only: Se
   if (only.has('cpu')) rows.push(await deliveryCpu(ctx, rawPost));
   if (only.has('horizontal')) rows.push(...await horizontal(ctx));
   if (only.has('backlog') && ctx.s.backlogTasks > 0) rows.push(await backlogMemory(ctx));
+  // Last: on a three-node cluster of its own.
+  if (only.has('failover')) rows.push(...await failover(ctx));
   return rows;
 }

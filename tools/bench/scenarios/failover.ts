@@ -1,0 +1,210 @@
+// Failover: what a broker lost and a rollout cost the events flowing. A three-node KRaft cluster of
+// its own (tools/stack/fault-cluster.ts: topics at replication factor 3, min.insync.replicas 2),
+// two instances of ingest, fan-out, delivery and audiences and one of control, and a steady load
+// (batches of 10 calls, round robin over the ingest instances, a refused request sent again to the
+// next: steady-load.ts) while, in turn: the broker leading most partitions of the ingest and
+// delivery topics is SIGKILLed; the active KRaft controller is SIGKILLed; every service is
+// restarted one instance at a time as a Deployment with maxSurge 1 and maxUnavailable 0 rolls (the
+// replacement ready, then SIGTERM of the old one). Each reports the longest gap between two
+// deliveries, the longest wait for one answer of ingest and for an acknowledgement, lost events,
+// and tasks written to the delivery topic more often than their event is in the ingest topic. The
+// schema registry is the run's own (on its one-broker stack): the faults are Kafka's and the
+// services'. A killed node is started again after the phase, outside what is measured.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { groupIds } from '@switchyard/platform/kafka/groups';
+import { ensureArtifacts } from '../../stack/artifacts.js';
+import { FaultCluster } from '../../stack/fault-cluster.js';
+import { basicAuth } from '../chain.js';
+import { log, type BenchContext } from '../context.js';
+import { median } from '../load.js';
+import { benchCodec, makeDestination, makeSource, Pipeline, rawKafka, type StackRef } from '../pipeline.js';
+import type { BenchReceiver } from '../receiver.js';
+import { round, type Row } from '../report.js';
+import { SteadyLoad } from '../steady-load.js';
+
+/** Targets: the longest gap and the longest wait for ingest after a broker or controller kill, and the longest gap of a rollout. */
+export const KILL_GAP_S = 12;
+export const ROLLOUT_GAP_S = 2;
+const SCALED = ['ingest', 'fanout', 'delivery', 'audiences'] as const;
+const INSTANCES = 2;
+const BATCH = 10;
+
+type Fault = 'leader' | 'controller' | 'rollout';
+const FAULTS: Fault[] = ['leader', 'controller', 'rollout'];
+const TITLES: Record<Fault, string> = {
+  leader: 'SIGKILL of the broker leading most partitions',
+  controller: 'SIGKILL of the active KRaft controller',
+  rollout: 'rolling restart of every service, one instance at a time',
+};
+
+interface Phase {
+  fault: Fault;
+  /** What was done, for the log and the notes. */
+  did: string;
+  gapMs: number;
+  /** Seconds after the fault the longest gap began (negative: before it). */
+  gapFromS: number;
+  /** The longest gap before the fault: the steady state's own. */
+  gapBeforeMs: number;
+  answerMaxMs: number;
+  ackMaxMs: number;
+  sent: number;
+  lost: number;
+  duplicateTasks: number;
+  /** Events in the ingest topic twice: a batch written, then refused by ingest's timeout, sent again (at-least-once at the API). */
+  ingestTwice: number;
+  /** Deliveries beyond the first (delivery is at-least-once). */
+  resent: number;
+  resends: number;
+  statuses: string;
+}
+
+export async function failover(ctx: BenchContext): Promise<Row[]> {
+  const { s, serviceEnv, runId } = ctx;
+  const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-failover-'));
+  const { kafkaLibs } = await ensureArtifacts({ log });
+  log(`failover: a three-node cluster, ${INSTANCES} instances of ${SCALED.join(', ')}, ${s.failoverCallsPerS} calls/s for ${s.failoverSeconds} s a phase, the fault at ${s.failoverFaultAtS} s; ${s.failoverRounds} round(s)`);
+  const cluster = await FaultCluster.start({ libs: kafkaLibs, dir, heap: '512m' });
+  const ref: StackRef = { ...ctx.ref, brokers: cluster.brokers, security: undefined };
+  const p = new Pipeline(ref, `${ctx.base}failover.`, { ...serviceEnv, SWITCHYARD_REPLICATION_FACTOR: '3', SWITCHYARD_ADMIN_TOKEN: randomBytes(24).toString('base64url') });
+  const phases: Phase[] = [];
+  try {
+    await p.setup();
+    const r = await ctx.receiver();
+    const src = makeSource();
+    await p.writeConfig([src], [makeDestination(src.id, [r.url])]);
+    await Promise.all([...SCALED.map((name) => p.scale(name, INSTANCES)), p.start('control')]);
+    for (let k = 0; k < s.failoverRounds; k++) {
+      for (const fault of FAULTS) phases.push(await phase(ctx, cluster, p, r, src, fault, `${runId}-fo${k}-${fault}`));
+    }
+  } finally {
+    await p.stopAll();
+    await cluster.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return FAULTS.flatMap((fault) => rows(ctx, phases.filter((x) => x.fault === fault)));
+}
+
+async function phase(ctx: BenchContext, cluster: FaultCluster, p: Pipeline, r: BenchReceiver, src: { writeKeys: string[] }, fault: Fault, label: string): Promise<Phase> {
+  const { s } = ctx;
+  const groups = groupIds(p.prefix);
+  await Promise.all(cluster.nodeIds.filter((id) => !cluster.up.includes(id)).map((id) => cluster.restart(id)));
+  await cluster.waitForFullIsr();
+  await p.waitForGroup(groups.fanout, INSTANCES, p.topics.ingest);
+  await p.waitForGroup(groups.delivery, INSTANCES, p.topics.delivery);
+  r.reset();
+  const load = new SteadyLoad({ targets: () => p.instances('ingest').map((x) => x.url), headers: basicAuth(src), callsPerS: s.failoverCallsPerS, batchSize: BATCH, runId: ctx.runId, label }).start();
+  const t0 = Date.now();
+  await sleep(s.failoverFaultAtS * 1000);
+  const faultAt = Date.now();
+  let did: string;
+  if (fault === 'leader') {
+    const { id, counts } = await cluster.busiestLeader([p.topics.ingest, p.topics.delivery]);
+    await cluster.kill(id);
+    did = `node ${id} killed (leading ${[...counts].map(([n, c]) => `${c} on node ${n}`).join(', ')} of the ingest and delivery partitions)`;
+  } else if (fault === 'controller') {
+    const active = cluster.activeController();
+    if (!active) throw new Error('failover: no active controller in the nodes\' logs');
+    await cluster.kill(active.id);
+    const next = await cluster.newController(active, 30_000);
+    did = `node ${active.id} killed (controller epoch ${active.epoch}); ${next ? `node ${next.id} active after ${round((Date.now() - faultAt) / 1000, 1)} s` : 'no new controller within 30 s'}`;
+  } else {
+    const exits: Array<number | string> = [];
+    for (const name of [...SCALED, 'control']) {
+      for (const old of p.instances(name)) exits.push(await p.replace(old));
+    }
+    did = `every instance replaced in ${round((Date.now() - faultAt) / 1000, 1)} s, exits ${[...new Set(exits)].join(',')}`;
+  }
+  await sleep(Math.max(0, t0 + s.failoverSeconds * 1000 - Date.now()));
+  await load.stop();
+  const acked = [...load.acked.keys()];
+  const arrived = await r.waitForAll(acked, s.deliverTimeoutMs).then(() => true, () => false);
+  const times = acked.flatMap((id) => { const at = r.arrivals.get(id); return at === undefined ? [] : [at]; }).sort((a, b) => a - b);
+  const longest = longestGap(times);
+  const before = longestGap(times.filter((t) => t < faultAt));
+  // The killed node back, so the copies are read from a whole cluster (not measured).
+  await Promise.all(cluster.nodeIds.filter((id) => !cluster.up.includes(id)).map((id) => cluster.restart(id)));
+  const copies = await countCopies(p.stack, p.topics, new Set(load.ids));
+  const x: Phase = {
+    fault, did, gapMs: longest.ms, gapFromS: (longest.from - faultAt) / 1000, gapBeforeMs: before.ms, answerMaxMs: load.answerMaxMs, ackMaxMs: load.ackMaxMs,
+    sent: load.ids.length, lost: acked.length - times.length + load.givenUp + load.rejected,
+    duplicateTasks: [...copies.tasks].filter(([id, n]) => n > Math.max(1, copies.events.get(id) ?? 0)).length,
+    ingestTwice: [...copies.events.values()].filter((n) => n > 1).length,
+    resent: r.duplicates(), resends: load.resends, statuses: [...load.statuses].map(([k, v]) => `${k}:${v}`).join(' '),
+  };
+  if (!arrived) log(`  ${label}: ${acked.length - times.length} acknowledged events not delivered within ${s.deliverTimeoutMs} ms`);
+  log(`  ${label}: ${did}; longest gap ${round(x.gapMs)} ms from ${round(x.gapFromS, 1)} s after the fault (before it ${round(x.gapBeforeMs)} ms), longest answer ${round(x.answerMaxMs)} ms, acknowledgement ${round(x.ackMaxMs)} ms; ${x.sent} sent, ${x.lost} lost, ${x.duplicateTasks} duplicate tasks, ${x.ingestTwice} in the ingest topic twice, ${x.resent} re-sent by delivery, ${x.resends} client re-sends (${x.statuses})`);
+  return x;
+}
+
+/** The longest time between two consecutive sorted times, and where it began. */
+function longestGap(times: number[]): { ms: number; from: number } {
+  let best = { ms: 0, from: times[0] ?? 0 };
+  for (let i = 1; i < times.length; i++) if (times[i]! - times[i - 1]! > best.ms) best = { ms: times[i]! - times[i - 1]!, from: times[i - 1]! };
+  return best;
+}
+
+/**
+ * How often each event of `ids` is in the ingest topic and has a task in the delivery topic (read
+ * committed, from the start; the pipeline's own topics), read until every event's task is there and
+ * nothing new came for 2 s, or 60 s.
+ */
+async function countCopies(stack: StackRef, topics: { ingest: string; delivery: string }, ids: Set<string>): Promise<{ events: Map<string, number>; tasks: Map<string, number> }> {
+  const codec = benchCodec(stack);
+  const consumer = rawKafka(stack, 'bench-copies').consumer({ groupId: `bench-copies-${randomUUID()}`, maxWaitTimeInMs: 200 });
+  const events = new Map<string, number>();
+  const tasks = new Map<string, number>();
+  let lastAt = Date.now();
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topics: [topics.ingest, topics.delivery], fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ topic, message }) => {
+        lastAt = Date.now();
+        const messageId = ((await codec.decode(message.value)).value as { messageId?: unknown }).messageId;
+        if (typeof messageId !== 'string' || !ids.has(messageId)) return;
+        const m = topic === topics.delivery ? tasks : events;
+        m.set(messageId, (m.get(messageId) ?? 0) + 1);
+      },
+    });
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && !(tasks.size >= ids.size && Date.now() - lastAt > 2000)) await sleep(200);
+  } finally {
+    await consumer.disconnect();
+  }
+  return { events, tasks };
+}
+
+/** A fault's rows: the longest gap (the worst round), and for the kills the longest wait for ingest. */
+function rows(ctx: BenchContext, ps: Phase[]): Row[] {
+  if (!ps.length) return [];
+  const fault = ps[0]!.fault;
+  const target = fault === 'rollout' ? ROLLOUT_GAP_S : KILL_GAP_S;
+  const gap = Math.max(...ps.map((x) => x.gapMs)) / 1000;
+  const clean = ps.every((x) => x.lost === 0 && x.duplicateTasks === 0);
+  const list = (f: (x: Phase) => number, d = 1) => ps.map((x) => round(f(x), d)).join('/');
+  const details = {
+    rounds: ps.length, gapS: list((x) => x.gapMs / 1000), gapFromFaultS: list((x) => x.gapFromS), gapBeforeFaultMs: list((x) => x.gapBeforeMs, 0),
+    answerMaxS: list((x) => x.answerMaxMs / 1000), ackMaxS: list((x) => x.ackMaxMs / 1000),
+    sent: ps.reduce((a, x) => a + x.sent, 0), lost: ps.reduce((a, x) => a + x.lost, 0), duplicateTasks: ps.reduce((a, x) => a + x.duplicateTasks, 0),
+    ingestTwice: ps.reduce((a, x) => a + x.ingestTwice, 0), resentByDelivery: ps.reduce((a, x) => a + x.resent, 0), clientResends: ps.reduce((a, x) => a + x.resends, 0),
+    _did: ps.map((x) => x.did), _statuses: ps.map((x) => x.statuses),
+  };
+  const gapRow: Row = {
+    scenario: `failover: ${TITLES[fault]}, longest gap in deliveries`, value: gap, unit: 's',
+    baseline: { name: 'before the fault', value: median(ps.map((x) => x.gapBeforeMs)) / 1000 }, ratio: gap / target,
+    target: `≤ ${target} s, 0 lost, 0 duplicate tasks`, met: gap <= target && clean, verified: ps.every((x) => x.lost === 0),
+    details: { ...details, note: `the worst of ${ps.length} round(s); ratio: ÷ the target; ${ctx.s.failoverCallsPerS} calls/s` }, rssMb: {},
+  };
+  if (fault === 'rollout') return [gapRow];
+  const wait = Math.max(...ps.map((x) => x.answerMaxMs)) / 1000;
+  return [gapRow, {
+    scenario: `failover: ${TITLES[fault]}, longest wait for ingest's answer`, value: wait, unit: 's', ratio: wait / KILL_GAP_S,
+    target: `≤ ${KILL_GAP_S} s`, met: wait <= KILL_GAP_S, verified: ps.every((x) => x.lost === 0),
+    details: { answerMaxS: details.answerMaxS, ackMaxS: details.ackMaxS, clientResends: details.clientResends, statuses: ps.map((x) => x.statuses).join(' | '), note: 'one answer, any status; ackMaxS: a batch\'s first send to its 2xx, re-sends included; ratio: ÷ the target' }, rssMb: {},
+  }];
+}
