@@ -40,8 +40,8 @@ export async function connectPipeline(runtime: ServiceRuntime, config: PipelineS
 }
 
 /**
- * How the transactional producer's client retries: from 10 ms, doubling, up to 10 s between tries
- * (about 50 s in all, as long as the other clients ride out an outage). A transaction begun right
+ * How the transactional producer's client retries: from 10 ms, doubling, then every second (about
+ * 50 s in all, as the other clients: CLIENT_RETRY, and capped at 1 s for the same reason). A transaction begun right
  * after the previous commit is refused with CONCURRENT_TRANSACTIONS until the broker has written the
  * previous one's markers, a few milliseconds; kafkajs waits its client's retry time before trying
  * again, and at the 200 ms of the other clients that made a 200–300 ms latency tail at moderate rates,
@@ -49,7 +49,7 @@ export async function connectPipeline(runtime: ServiceRuntime, config: PipelineS
  * 20 ms for the same reason. It needs a client of its own: kafkajs's transaction steps retry with
  * the client's settings, not the producer's.
  */
-const TRANSACTION_RETRY = { initialRetryTime: 10, maxRetryTime: 10_000, retries: 14 };
+const TRANSACTION_RETRY = { initialRetryTime: 10, maxRetryTime: 1000, retries: 56 };
 
 export interface ExactlyOnceStage {
   /** Names the partitions' transactional ids: `<prefix><stage>-p<N>`. */

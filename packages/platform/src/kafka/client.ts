@@ -23,6 +23,15 @@ export interface KafkaSettings {
   overrides?: Partial<KafkaConfig>;
 }
 
+/**
+ * How every client retries a refused or failed request: from 200 ms, doubling, then every second,
+ * about 50 s in all before the error reaches the caller. The wait between tries stops at 1 s because
+ * a partition whose leader died is served again once the controller fences that broker
+ * (broker.session.timeout.ms, 9 s by default): kafkajs's own cap, 30 s, let a send wait up to 6 s
+ * more after that, every event behind it too (the failover rows, BENCHMARKS.md).
+ */
+export const CLIENT_RETRY = { initialRetryTime: 200, maxRetryTime: 1000, retries: 50 };
+
 const levelNames: Record<number, 'error' | 'warn' | 'info' | 'debug'> = {
   [logLevel.ERROR]: 'error', [logLevel.WARN]: 'warn', [logLevel.INFO]: 'info', [logLevel.DEBUG]: 'debug',
 };
@@ -42,7 +51,7 @@ export function createKafka({ brokers, clientId, logger, security = PLAINTEXT, o
     brokers,
     connectionTimeout: 3000,
     requestTimeout: 30_000,
-    retry: { initialRetryTime: 200, retries: 8 },
+    retry: CLIENT_RETRY,
     logLevel: logLevel.WARN,
     logCreator: () => ({ namespace, level, log: entry }: LogEntry) => {
       // Refused while the previous transaction completes, and retried at once (kafkajs/concurrent-transactions-retry.ts).
