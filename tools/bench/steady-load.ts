@@ -38,7 +38,8 @@ export class SteadyLoad {
   givenUp = 0;
   /** Calls refused for good (a 4xx other than 429): the load is wrong, not the pipeline. */
   rejected = 0;
-  private readonly agent = new Agent({ keepAliveTimeout: 10_000, connections: 256 });
+  // Enough connections for every batch sent during the longest outage (50/s for 40 s): a wait here would count as ingest's.
+  private readonly agent = new Agent({ keepAliveTimeout: 10_000, connections: 2048 });
   private readonly inFlight = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private next = 0;

@@ -17,6 +17,8 @@ export interface FaultClusterOptions {
   size?: number;
   /** Maximum heap of each node. */
   heap?: string;
+  /** More server.properties lines of every node (kafka.ts). */
+  properties?: string[];
 }
 
 /** Clusters not closed yet: their JVMs are killed if the test process ends first (a file timeout, Ctrl-C). */
@@ -51,7 +53,7 @@ export class FaultCluster {
 
   static async start(opts: FaultClusterOptions): Promise<FaultCluster> {
     const addresses = await freeKafkaAddresses(opts.size ?? 3);
-    const cluster = await startKafkaCluster({ libs: opts.libs, dir: opts.dir, nodes: addresses, heap: opts.heap });
+    const cluster = await startKafkaCluster({ libs: opts.libs, dir: opts.dir, nodes: addresses, heap: opts.heap, properties: opts.properties });
     return new FaultCluster(opts, addresses, cluster.nodes, cluster.brokers);
   }
 
@@ -81,7 +83,7 @@ export class FaultCluster {
     if (this.procs[id - 1]) return;
     let started = this.starting.get(id);
     if (!started) {
-      started = startKafka({ libs: this.opts.libs, dir: nodeDir(this.opts.dir, id), heap: this.opts.heap, nodeId: id, cluster: this.addresses, ...this.addresses[id - 1]! })
+      started = startKafka({ libs: this.opts.libs, dir: nodeDir(this.opts.dir, id), heap: this.opts.heap, properties: this.opts.properties, nodeId: id, cluster: this.addresses, ...this.addresses[id - 1]! })
         .then((proc) => { this.procs[id - 1] = proc; })
         .finally(() => this.starting.delete(id));
       this.starting.set(id, started);
@@ -131,6 +133,24 @@ export class FaultCluster {
       }
     }
     return best;
+  }
+
+  /**
+   * When the active controller fenced broker `id` (its session timed out: broker.session.timeout.ms
+   * without a heartbeat) after `since` (ms), read from the live nodes' logs; undefined if none did.
+   * Log times are the JVM's local time, as Date's local-time constructor reads them.
+   */
+  fencedAt(id: number, since: number): number | undefined {
+    for (const node of this.up) {
+      const log = join(nodeDir(this.opts.dir, node), 'kafka.log');
+      if (!existsSync(log)) continue;
+      for (const m of readFileSync(log, 'utf8').matchAll(new RegExp(`^\\[(\\d+)-(\\d+)-(\\d+) (\\d+):(\\d+):(\\d+),(\\d+)\\] INFO \\[QuorumController id=\\d+\\] Fencing broker ${id} because its session has timed out`, 'gm'))) {
+        const [y, mo, d, h, mi, sec, ms] = m.slice(1).map(Number) as [number, number, number, number, number, number, number];
+        const at = new Date(y, mo - 1, d, h, mi, sec, ms).getTime();
+        if (at >= since) return at;
+      }
+    }
+    return undefined;
   }
 
   /** Waits until a controller other than `than` (epoch higher than `epoch`) is active; bounded. */

@@ -29,6 +29,8 @@ export interface KafkaOptions extends KafkaAddress {
   clusterId?: string;
   /** Listeners on TLS and SASL, the authorizer, SCRAM users (secure.ts); one node only. Default: plaintext, no authorization. */
   security?: BrokerSecurity;
+  /** More `key=value` lines, over the defaults above them (the failover bench's broker session timeout). */
+  properties?: string[];
 }
 
 export interface RunningKafka extends ManagedProcess {
@@ -46,7 +48,7 @@ export function replicationFor(brokers: number): { replicationFactor: number; mi
   return { replicationFactor, minInsyncReplicas: replicationFactor >= 3 ? 2 : 1 };
 }
 
-export function serverProperties({ dir, port, controllerPort, nodeId = 1, cluster, security }: Omit<KafkaOptions, 'libs'>): string {
+export function serverProperties({ dir, port, controllerPort, nodeId = 1, cluster, security, properties = [] }: Omit<KafkaOptions, 'libs'>): string {
   const nodes = cluster ?? [{ port, controllerPort }];
   const { replicationFactor: rf, minInsyncReplicas: minIsr } = replicationFor(nodes.length);
   return [
@@ -80,6 +82,7 @@ export function serverProperties({ dir, port, controllerPort, nodeId = 1, cluste
     'log.cleaner.enable=true',
     'num.network.threads=3',
     'num.io.threads=4',
+    ...properties,
     '',
   ].join('\n');
 }
@@ -139,6 +142,8 @@ export interface ClusterOptions {
   nodes: KafkaAddress[];
   /** Maximum heap of each node; default 512m. */
   heap?: string;
+  /** More server.properties lines of every node. */
+  properties?: string[];
 }
 
 export interface RunningCluster {
@@ -157,9 +162,9 @@ export const nodeDir = (dir: string, nodeId: number) => join(dir, `kafka-${nodeI
  * once the nodes report every broker registered and a controller elected. Storage already
  * formatted (a restart of the same directory) keeps its cluster id; new storage gets the same one.
  */
-export async function startKafkaCluster({ libs, dir, nodes, heap = '512m' }: ClusterOptions): Promise<RunningCluster> {
+export async function startKafkaCluster({ libs, dir, nodes, heap = '512m', properties }: ClusterOptions): Promise<RunningCluster> {
   const clusterId = nodes.map((_, i) => formattedClusterId(nodeDir(dir, i + 1))).find((id) => id !== undefined) ?? newClusterId();
-  const started = await Promise.allSettled(nodes.map((n, i) => launchNode({ libs, dir: nodeDir(dir, i + 1), heap, nodeId: i + 1, cluster: nodes, clusterId, ...n })));
+  const started = await Promise.allSettled(nodes.map((n, i) => launchNode({ libs, dir: nodeDir(dir, i + 1), heap, properties, nodeId: i + 1, cluster: nodes, clusterId, ...n })));
   const running = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const stop = async () => { await Promise.all(running.map((p) => p.stop())); };
   const failed = started.find((r): r is PromiseRejectedResult => r.status === 'rejected');
