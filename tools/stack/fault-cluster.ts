@@ -107,10 +107,10 @@ export class FaultCluster {
     return counts;
   }
 
-  /** The node leading most partitions of the topics (the lowest id on a tie). */
-  async busiestLeader(topics: string[]): Promise<{ id: number; counts: Map<number, number> }> {
+  /** The node leading most partitions of the topics (the lowest id on a tie), among those not in `exclude`. */
+  async busiestLeader(topics: string[], exclude: number[] = []): Promise<{ id: number; counts: Map<number, number> }> {
     const counts = await this.leaderCounts(topics);
-    const id = [...counts].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]![0];
+    const id = [...counts].filter(([n]) => !exclude.includes(n)).sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]![0];
     return { id, counts };
   }
 

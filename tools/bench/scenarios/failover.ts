@@ -3,13 +3,14 @@
 // two instances of ingest, fan-out, delivery and audiences and one of control, and a steady load
 // (batches of 10 calls, round robin over the ingest instances, a refused request sent again to the
 // next: steady-load.ts) while, in turn: the broker leading most partitions of the ingest and
-// delivery topics is SIGKILLed; the active KRaft controller is SIGKILLed; every service is
-// restarted one instance at a time as a Deployment with maxSurge 1 and maxUnavailable 0 rolls (the
-// replacement ready, then SIGTERM of the old one). Each reports the longest gap between two
-// deliveries, the longest wait for one answer of ingest and for an acknowledgement, lost events,
-// and tasks written to the delivery topic more often than their event is in the ingest topic. The
-// schema registry is the run's own (on its one-broker stack): the faults are Kafka's and the
-// services'. A killed node is started again after the phase, outside what is measured.
+// delivery topics, other than the active controller, is SIGKILLed; the active KRaft controller is
+// SIGKILLed; every service is restarted one instance at a time as a Deployment with maxSurge 1 and
+// maxUnavailable 0 rolls (the replacement ready, then SIGTERM of the old one). Each reports the
+// longest gap between two deliveries, when the controller fenced the killed broker, the longest
+// wait for one answer of ingest and for an acknowledgement, lost events, and tasks written to the
+// delivery topic more often than their event is in the ingest topic. The schema registry is the
+// run's own (on its one-broker stack): the faults are Kafka's and the services'. A killed node is
+// started again after the phase, outside what is measured.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -119,10 +120,12 @@ async function phase(ctx: BenchContext, cluster: FaultCluster, p: Pipeline, r: B
   let did: string;
   let killed: number | undefined;
   if (fault === 'leader') {
-    const { id, counts } = await cluster.busiestLeader([p.topics.ingest, p.topics.delivery]);
+    // Not the active controller: its kill is the next phase's (fencing then waits for a new controller).
+    const controller = cluster.activeController()?.id;
+    const { id, counts } = await cluster.busiestLeader([p.topics.ingest, p.topics.delivery], controller === undefined ? [] : [controller]);
     killed = id;
     await cluster.kill(id);
-    did = `node ${id} killed (leading ${[...counts].map(([n, c]) => `${c} on node ${n}`).join(', ')} of the ingest and delivery partitions)`;
+    did = `node ${id} killed (not the controller, node ${controller}; leading ${[...counts].map(([n, c]) => `${c} on node ${n}`).join(', ')} of the ingest and delivery partitions)`;
   } else if (fault === 'controller') {
     const active = cluster.activeController();
     if (!active) throw new Error('failover: no active controller in the nodes\' logs');
