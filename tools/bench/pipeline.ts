@@ -134,9 +134,10 @@ export class Pipeline {
    * Replaces one instance as a Deployment rolls with maxSurge 1 and maxUnavailable 0: its
    * replacement started and ready, then SIGTERM of the old one. Resolves with the old one's exit.
    */
-  async replace(old: Service, extra: NodeJS.ProcessEnv = {}): Promise<number | string> {
+  async replace(old: Service, extra: NodeJS.ProcessEnv = {}, onStopping?: () => void): Promise<number | string> {
     await this.start(old.name, extra);
     this.services.splice(this.services.indexOf(old), 1);
+    onStopping?.();
     return old.stop();
   }
 

@@ -135,10 +135,16 @@ async function phase(ctx: BenchContext, cluster: FaultCluster, p: Pipeline, r: B
     did = `node ${active.id} killed (controller epoch ${active.epoch}); ${next ? `node ${next.id} active after ${round((Date.now() - faultAt) / 1000, 1)} s` : 'no new controller within 30 s'}`;
   } else {
     const exits: Array<number | string> = [];
+    // When each old instance got its SIGTERM (s after the rollout began): where a gap falls says which handover it was.
+    const stopped: string[] = [];
     for (const name of [...SCALED, 'control']) {
-      for (const old of p.instances(name)) exits.push(await p.replace(old));
+      for (const old of p.instances(name)) {
+        const exit = await p.replace(old, {}, () => stopped.push(`${name} ${round((Date.now() - faultAt) / 1000, 1)}`));
+        if (exit !== 0) log(`  ${label}: ${name} ${old.url} did not stop gracefully (${exit}); its last lines:\n${old.proc.output.slice(-8).join('\n')}`);
+        exits.push(exit);
+      }
     }
-    did = `every instance replaced in ${round((Date.now() - faultAt) / 1000, 1)} s, exits ${[...new Set(exits)].join(',')}`;
+    did = `every instance replaced in ${round((Date.now() - faultAt) / 1000, 1)} s (SIGTERM at ${stopped.join(', ')} s), exits ${[...new Set(exits)].join(',')}`;
   }
   await sleep(Math.max(0, t0 + s.failoverSeconds * 1000 - Date.now()));
   await load.stop();
@@ -162,7 +168,7 @@ async function phase(ctx: BenchContext, cluster: FaultCluster, p: Pipeline, r: B
   };
   if (!arrived) log(`  ${label}: ${acked.length - times.length} acknowledged events not delivered within ${s.deliverTimeoutMs} ms`);
   if (fault !== 'rollout') log(`  ${label}: what the services logged after the fault (first time, s after it; count):\n${warningTimeline(p, logged, faultAt).join('\n')}`);
-  log(`  ${label}: ${did}; longest gap ${round(x.gapMs)} ms from ${round(x.gapFromS, 1)} s after the fault (before it ${round(x.gapBeforeMs)} ms), broker fenced ${round(x.fencedS, 1)} s after it; longest gap between ingest's acknowledgements ${round(x.ackGapMs)} ms from ${round(x.ackGapFromS, 1)} s; longest answer ${round(x.answerMaxMs)} ms, acknowledgement ${round(x.ackMaxMs)} ms; ${x.sent} sent, ${x.lost} lost, ${x.duplicateTasks} duplicate tasks, ${x.ingestTwice} in the ingest topic twice, ${x.resent} re-sent by delivery, ${x.resends} client re-sends (${x.statuses})`);
+  log(`  ${label}: ${did}; longest gap ${round(x.gapMs)} ms from ${round(x.gapFromS, 1)} s after the fault (before it ${round(x.gapBeforeMs)} ms), ${Number.isNaN(x.fencedS) ? "" : `broker fenced ${round(x.fencedS, 1)} s after it; `}longest gap between ingest's acknowledgements ${round(x.ackGapMs)} ms from ${round(x.ackGapFromS, 1)} s; longest answer ${round(x.answerMaxMs)} ms, acknowledgement ${round(x.ackMaxMs)} ms; ${x.sent} sent, ${x.lost} lost, ${x.duplicateTasks} duplicate tasks, ${x.ingestTwice} in the ingest topic twice, ${x.resent} re-sent by delivery, ${x.resends} client re-sends (${x.statuses})`);
   return x;
 }
 
