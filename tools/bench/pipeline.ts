@@ -51,7 +51,8 @@ export function makeDestination(sourceId: string, urls: string[]): Destination {
   };
 }
 
-export interface Service { name: string; url: string; proc: ServiceProcess; stop(): Promise<number | string> }
+/** `stop`: SIGTERM, then SIGKILL after `graceMs` (default 15 s). */
+export interface Service { name: string; url: string; proc: ServiceProcess; stop(graceMs?: number): Promise<number | string> }
 
 const portVars: Record<string, string> = { ingest: 'INGEST_PORT', fanout: 'FANOUT_PORT', delivery: 'DELIVERY_PORT', control: 'CONTROL_PORT', audiences: 'AUDIENCES_PORT' };
 
@@ -118,7 +119,7 @@ export class Pipeline {
       await proc.stop('SIGKILL');
       throw err;
     }
-    const service: Service = { name, url, proc, stop: () => proc.stop('SIGTERM', 15_000) };
+    const service: Service = { name, url, proc, stop: (graceMs = 15_000) => proc.stop('SIGTERM', graceMs) };
     this.services.push(service);
     return service;
   }
@@ -132,13 +133,13 @@ export class Pipeline {
 
   /**
    * Replaces one instance as a Deployment rolls with maxSurge 1 and maxUnavailable 0: its
-   * replacement started and ready, then SIGTERM of the old one. Resolves with the old one's exit.
+   * replacement started and ready, then SIGTERM of the old one (SIGKILL after `graceMs`). Resolves with the old one's exit.
    */
-  async replace(old: Service, extra: NodeJS.ProcessEnv = {}, onStopping?: () => void): Promise<number | string> {
-    await this.start(old.name, extra);
+  async replace(old: Service, opts: { graceMs?: number; onStopping?: () => void } = {}): Promise<number | string> {
+    await this.start(old.name);
     this.services.splice(this.services.indexOf(old), 1);
-    onStopping?.();
-    return old.stop();
+    opts.onStopping?.();
+    return old.stop(opts.graceMs);
   }
 
   /** The running instances of one service, oldest first. */

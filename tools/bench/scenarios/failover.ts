@@ -41,6 +41,8 @@ export const ROLLOUT_GAP_S = 2;
 const BROKER_SESSION_MS = Number(process.env.FAILOVER_BROKER_SESSION_MS ?? 6000);
 const SCALED = ['ingest', 'fanout', 'delivery', 'audiences'] as const;
 const INSTANCES = 2;
+/** How long a stopping instance may take before SIGKILL: the manifests' terminationGracePeriodSeconds (deploy/base). */
+const GRACE_S: Record<(typeof SCALED)[number] | 'control', number> = { ingest: 40, control: 30, fanout: 45, delivery: 60, audiences: 45 };
 const BATCH = 10;
 
 type Fault = 'leader' | 'controller' | 'rollout';
@@ -137,9 +139,9 @@ async function phase(ctx: BenchContext, cluster: FaultCluster, p: Pipeline, r: B
     const exits: Array<number | string> = [];
     // When each old instance got its SIGTERM (s after the rollout began): where a gap falls says which handover it was.
     const stopped: string[] = [];
-    for (const name of [...SCALED, 'control']) {
+    for (const name of [...SCALED, 'control'] as const) {
       for (const old of p.instances(name)) {
-        const exit = await p.replace(old, {}, () => stopped.push(`${name} ${round((Date.now() - faultAt) / 1000, 1)}`));
+        const exit = await p.replace(old, { graceMs: GRACE_S[name] * 1000, onStopping: () => stopped.push(`${name} ${round((Date.now() - faultAt) / 1000, 1)}`) });
         if (exit !== 0) log(`  ${label}: ${name} ${old.url} did not stop gracefully (${exit}); its last lines:\n${old.proc.output.slice(-8).join('\n')}`);
         exits.push(exit);
       }
