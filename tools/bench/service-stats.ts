@@ -71,3 +71,13 @@ export async function scrapeSums(url: string, names: string[]): Promise<Record<s
   }
   return sums;
 }
+
+/** One line a service logged (pino JSON): what it says (message, outcome, error), when, and a summary line's count by reason. */
+export interface ServiceLogLine { key: string; at: number; byReason?: Record<string, number> }
+
+/** Parses a service's log line; a line that is not JSON is its own key, with no time. */
+export function parseServiceLogLine(line: string): ServiceLogLine {
+  let j: { time?: string; msg?: string; outcome?: string; error?: string; err?: { message?: string }; byReason?: Record<string, number> };
+  try { j = JSON.parse(line) as typeof j; } catch { return { key: line.slice(0, 200), at: NaN }; }
+  return { key: [j.msg, j.outcome, j.error, j.err?.message].filter(Boolean).join(': '), at: Date.parse(j.time ?? ''), ...(j.byReason ? { byReason: j.byReason } : {}) };
+}

@@ -25,6 +25,7 @@ import { median } from '../load.js';
 import { benchCodec, makeDestination, makeSource, Pipeline, rawKafka, type Service, type StackRef } from '../pipeline.js';
 import type { BenchReceiver } from '../receiver.js';
 import { round, type Row } from '../report.js';
+import { parseServiceLogLine } from '../service-stats.js';
 import { SteadyLoad } from '../steady-load.js';
 
 /** Targets: the longest gap and the longest wait for ingest after a broker or controller kill, and the longest gap of a rollout. */
@@ -185,11 +186,11 @@ function warningTimeline(logged: Map<Service, number>, faultAt: number): string[
   const seen = new Map<string, { at: number; n: number }>();
   for (const [x, from] of logged) {
     for (const line of x.proc.output.slice(from)) {
-      let j: { time?: string; msg?: string; err?: { message?: string }; error?: string };
-      try { j = JSON.parse(line) as typeof j; } catch { continue; }
-      const key = `${x.name} ${x.url.slice(x.url.lastIndexOf(':') + 1)}: ${[j.msg, j.error, j.err?.message].filter(Boolean).join(': ').slice(0, 160)}`;
+      const { key: said, at } = parseServiceLogLine(line);
+      if (Number.isNaN(at)) continue;
+      const key = `${x.name} ${x.url.slice(x.url.lastIndexOf(':') + 1)}: ${said.slice(0, 160)}`;
       const e = seen.get(key);
-      if (e) e.n++; else seen.set(key, { at: Date.parse(j.time ?? ''), n: 1 });
+      if (e) e.n++; else seen.set(key, { at, n: 1 });
     }
   }
   return [...seen].filter(([, e]) => e.at >= faultAt - 500).sort((a, b) => a[1].at - b[1].at).slice(0, 60).map(([k, e]) => `    ${round((e.at - faultAt) / 1000, 1)} s ×${e.n} ${k}`);

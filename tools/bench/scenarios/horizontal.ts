@@ -8,7 +8,7 @@ import { median } from '../load.js';
 import { makeDestination, makeSource, Pipeline, rssMb } from '../pipeline.js';
 import type { BenchReceiver } from '../receiver.js';
 import { round, type Row } from '../report.js';
-import { scrapeStats, scrapeSums } from '../service-stats.js';
+import { parseServiceLogLine, scrapeStats, scrapeSums } from '../service-stats.js';
 
 /** The instance counts of the horizontal rows, and the delivery topic's partitions. */
 const HORIZONTAL_COUNTS = [1, 2, 3];
@@ -192,10 +192,9 @@ function warningsSince(outputs: string[][]): Record<string, number> {
   const counts: Record<string, number> = {};
   const add = (key: string, n = 1) => { counts[key] = (counts[key] ?? 0) + n; };
   for (const line of outputs.flat()) {
-    let j: { msg?: string; error?: string; outcome?: string; err?: { message?: string }; byReason?: Record<string, number> };
-    try { j = JSON.parse(line) as typeof j; } catch { add(line.slice(0, 200)); continue; }
-    if (j.byReason) for (const [why, n] of Object.entries(j.byReason)) add(`not logged one by one: ${why}`, n);
-    else add([j.msg, j.outcome, j.error, j.err?.message].filter(Boolean).join(': '));
+    const { key, byReason } = parseServiceLogLine(line);
+    if (byReason) for (const [why, n] of Object.entries(byReason)) add(`not logged one by one: ${why}`, n);
+    else add(key);
   }
   return counts;
 }
