@@ -79,7 +79,7 @@ export async function runScenarios(run: Omit<BenchContext, 'receiver'>, only: Se
   await chain.p1.stopAll();
   if (only.has('many')) rows.push(...await manyDestinations(ctx, eRate));
 
-  if (only.has('cpu')) rows.push(await deliveryCpu(ctx, rawPost));
+  if (only.has('cpu')) rows.push(...await deliveryCpu(ctx, rawPost));
   if (only.has('horizontal')) rows.push(...await horizontal(ctx));
   if (only.has('backlog') && ctx.s.backlogTasks > 0) rows.push(await backlogMemory(ctx));
   // Last: on a three-node cluster of its own.

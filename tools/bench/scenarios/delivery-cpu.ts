@@ -1,7 +1,13 @@
-// Delivery's CPU time per task, delivery alone (after the chain's pipelines stopped).
+// Delivery's CPU time per task, delivery alone (after the chain's pipelines stopped), against the
+// receiver's per request, and the least a bare undici client spends per request to the same receiver.
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { repoRoot } from '../../stack/paths.js';
 import { log, type BenchContext } from '../context.js';
 import { clkTck, processCpuMs } from '../cpu-time.js';
 import { makeDestination, makeSource, Pipeline, rssMb } from '../pipeline.js';
+import { countArrived, type BenchReceiver } from '../receiver.js';
 import { round, type Row } from '../report.js';
 import type { PostSummary } from './baseline-post.js';
 
@@ -14,7 +20,7 @@ import type { PostSummary } from './baseline-post.js';
  * time per task holds steady on a shared machine where rates do not; the drain rate is reported
  * beside it, and baseline (b)'s figures when it ran.
  */
-export async function deliveryCpu(ctx: BenchContext, rawPost: PostSummary | undefined): Promise<Row> {
+export async function deliveryCpu(ctx: BenchContext, rawPost: PostSummary | undefined): Promise<Row[]> {
   const { ref, s, runId, serviceEnv } = ctx;
   const p = new Pipeline(ref, `${ctx.base}cpu.`, { ...serviceEnv, SWITCHYARD_PARTITIONS: '3', SWITCHYARD_RETRY_TIERS: '1s,2s' });
   try {
@@ -56,21 +62,70 @@ export async function deliveryCpu(ctx: BenchContext, rawPost: PostSummary | unde
       const b = k === 3 ? to : samples.find((x) => x.arrived >= from.arrived + (k * tasks) / 3) ?? to;
       return b.arrived > a.arrived ? round(((b.cpuMs - a.cpuMs) * 1000) / (b.arrived - a.arrived)) : NaN;
     });
-    return {
-      scenario: 'delivery CPU per task (drain, delivery alone)', value: usPerTask, unit: 'µs/task', target: '≤ 100', met: usPerTask <= 100,
+    const deliveryRss = rssMb(pid);
+    await delivery.stop();
+    const floor = await bareClientFloor(ctx, r, DELIVERY_IN_FLIGHT_PER_DESTINATION);
+    const vsReceiver = usPerTask / receiverUsPerTask;
+    const cpuRow: Row = {
+      scenario: 'delivery CPU per task (drain, delivery alone)', value: usPerTask, unit: 'µs/task', baseline: { name: 'receiver', value: receiverUsPerTask }, ratio: vsReceiver,
+      target: '≤ 1.0 × receiver', met: vsReceiver <= 1.0,
       verified: ok && r.duplicates() === 0 && Number.isFinite(usPerTask),
       details: {
         tasks, warmTasks: warm, drainPerS: (ids.length - from.arrived) / Math.max(0.001, (lastArrival - from.at) / 1000), deliveryCores: (to.cpuMs - from.cpuMs) / Math.max(1, to.at - from.at),
         thirdsUs: thirds.join('/'), receiverUsPerTask,
         // The receiver's work per task never changes, so its CPU time per task tracks how slow the
         // shared machine is at the moment; delivery's cost in receiver units moves far less between runs.
-        vsReceiver: usPerTask / receiverUsPerTask, duplicates: r.duplicates(),
+        vsReceiver, underOld100Us: usPerTask <= 100, vsBareClient: usPerTask / floor.clientUsPerRequest, duplicates: r.duplicates(),
         ...(rawPost ? { rawUndiciReqPerS: rawPost.rate, rawUndiciUsPerReq: rawPost.usPerRequest } : {}),
         clkTck: clkTck(),
       },
-      rssMb: { delivery: rssMb(pid) },
+      rssMb: { delivery: deliveryRss },
     };
+    return [cpuRow, floor.row];
   } finally {
     await p.stopAll();
   }
+}
+
+/** Delivery's default DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: the bare client posts with as many at once. */
+const DELIVERY_IN_FLIGHT_PER_DESTINATION = 200;
+
+/**
+ * The floor under delivery's figure: tools/bench/bare-webhook-client.ts, in its own process, posts
+ * as many bodies of the same shape to the same receiver with as many requests in flight, through
+ * undici's dispatch as delivery does, and nothing else (no Kafka, no signing, no bookkeeping). Its
+ * own CPU per request after a warm-up, and the receiver's over the same requests.
+ */
+async function bareClientFloor(ctx: BenchContext, r: BenchReceiver, concurrency: number): Promise<{ row: Row; clientUsPerRequest: number }> {
+  const { s, runId } = ctx;
+  const prefix = `${runId}-bare`;
+  log(`bare undici client: ${s.cpuWarmTasks} + ${s.cpuTasks} requests, ${concurrency} in flight`);
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', join(repoRoot, 'tools', 'bench', 'bare-webhook-client.ts')], {
+    cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, BARE_URL: r.url, BARE_PREFIX: prefix, BARE_WARM: String(s.cpuWarmTasks), BARE_REQUESTS: String(s.cpuTasks), BARE_CONCURRENCY: String(concurrency) },
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  let receiverFrom = 0;
+  let result: { requests: number; failed: number; cpuUs: number; ms: number } | undefined;
+  let receiverUs = NaN;
+  for await (const line of createInterface({ input: child.stdout! })) {
+    const now = process.cpuUsage();
+    if (line === 'warm') receiverFrom = now.user + now.system;
+    else if (line.startsWith('{')) { receiverUs = now.user + now.system - receiverFrom; result = JSON.parse(line) as typeof result; }
+  }
+  const code = await exited;
+  const ids = Array.from({ length: s.cpuWarmTasks + s.cpuTasks }, (_, i) => `${prefix}-${i}`);
+  const arrived = countArrived(ids, r.arrivals);
+  const clientUsPerRequest = result ? result.cpuUs / result.requests : NaN;
+  const receiverUsPerRequest = result ? receiverUs / result.requests : NaN;
+  return {
+    clientUsPerRequest,
+    row: {
+      scenario: 'bare undici client CPU per request (the floor)', value: clientUsPerRequest, unit: 'µs/req', baseline: { name: 'receiver', value: receiverUsPerRequest },
+      ratio: clientUsPerRequest / receiverUsPerRequest,
+      verified: code === 0 && result !== undefined && result.failed === 0 && arrived === ids.length && r.duplicates() === 0,
+      details: { concurrency, requests: result?.requests ?? 0, reqPerS: result ? result.requests / (result.ms / 1000) : NaN, receiverUsPerRequest },
+      rssMb: {},
+    },
+  };
 }
