@@ -57,8 +57,8 @@ export class Chain {
 
   constructor(private readonly ctx: BenchContext) {
     const { ref, base, serviceEnv, s } = ctx;
-    this.p1 = new Pipeline(ref, `${base}main.`, { ...serviceEnv, SWITCHYARD_PARTITIONS: '3', SWITCHYARD_RETRY_TIERS: '1s,2s', DELIVERY_BREAKER_OPEN: '2s' });
-    this.p2 = new Pipeline(ref, `${base}slow.`, { ...serviceEnv, SWITCHYARD_PARTITIONS: '1', SWITCHYARD_RETRY_TIERS: '1s,2s', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: String(s.slowCap) });
+    this.p1 = new Pipeline(ref, `${base}main.`, { ...serviceEnv, SWITCHYARD_PARTITIONS: '3', SWITCHYARD_RETRY_TIERS: '1s,2s', DELIVERY_BREAKER_OPEN: '2s' }, ctx.code);
+    this.p2 = new Pipeline(ref, `${base}slow.`, { ...serviceEnv, SWITCHYARD_PARTITIONS: '1', SWITCHYARD_RETRY_TIERS: '1s,2s', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: String(s.slowCap) }, ctx.code);
   }
 
   /** Topics and schemas of both pipelines, the receivers, and the sources and destinations on the config topics. */

@@ -1,9 +1,12 @@
-// npm run bench [-- --quick | --tiny] [--only a,b] [--task-hops] [--profile] [--out FILE]: measures Switchyard against baselines taken in
+// npm run bench [-- --quick | --tiny] [--only a,b] [--task-hops] [--profile] [--source] [--out FILE]: measures Switchyard against baselines taken in
 // the same run on the same machine and prints a table of ratios (and writes it as JSON under
 // bench-results/). Uses KAFKA_BROKERS / SCHEMA_REGISTRY_URL when both are set, else starts a fresh
 // broker and registry in a temporary directory (as `npm test` does). Everything listens on
 // 127.0.0.1; every load is bounded; every scenario checks that each sent event arrived, by messageId.
-// Each scenario is a module under scenarios/; run.ts runs them in order.
+// Each scenario is a module under scenarios/; run.ts runs them in order. The services run as the
+// container runs them, built (`npm run build` first, plain node on dist/main.js); --source runs
+// them from TypeScript through tsx instead, as `npm start` and the tests do.
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
@@ -20,7 +23,9 @@ import { runScenarios } from './run.js';
 import { SIZES } from './sizes.js';
 
 async function main(): Promise<void> {
-  const { mode, only, out, profile, taskHops } = parseOptions(process.argv.slice(2));
+  const { mode, only, out, profile, taskHops, source } = parseOptions(process.argv.slice(2));
+  const code = source ? 'source' : 'built';
+  if (code === 'built') { log('building the services (npm run build)'); buildServices(); }
   /** Extra environment of every service process. */
   const serviceEnv: NodeJS.ProcessEnv = {};
   // --profile: every service process writes a V8 CPU profile on exit (tools/bench/cpu-profile-hook.mjs); summarised after the table.
@@ -29,7 +34,7 @@ async function main(): Promise<void> {
   const sizes = SIZES[mode];
   const t0 = Date.now();
   const runId = randomUUID().slice(0, 8);
-  log(`mode ${mode}, run ${runId}`);
+  log(`mode ${mode}, run ${runId}, services ${code}`);
 
   let stack: Stack | undefined;
   let tmp: string | undefined;
@@ -48,7 +53,7 @@ async function main(): Promise<void> {
   let rows: Row[] = [];
   let failed: unknown;
   try {
-    rows = await runScenarios({ ref, s: sizes, runId, base: `bench.${runId}.`, serviceEnv, taskHops, brokerPids, registryPid, cleanups }, only);
+    rows = await runScenarios({ ref, s: sizes, runId, base: `bench.${runId}.`, serviceEnv, code, taskHops, brokerPids, registryPid, cleanups }, only);
   } catch (err) {
     failed = err;
   } finally {
@@ -74,6 +79,12 @@ async function main(): Promise<void> {
   if (profileDir) console.log(`\nCPU profiles (${profileDir}):\n${summariseDir(profileDir)}`);
   const unverified = rows.filter((r) => !r.verified);
   if (unverified.length) { console.error(`NOT VERIFIED (events missing): ${unverified.map((r) => r.scenario).join(', ')}`); process.exitCode = 1; }
+}
+
+/** `npm run build` (tsc -b, incremental): the services' dist/ as the container image builds it. */
+function buildServices(): void {
+  const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.status !== 0) throw new Error(`npm run build failed (${r.status ?? r.signal}): the benchmark runs the built services (or pass --source)`);
 }
 
 await main();

@@ -1,5 +1,5 @@
 // The command line of `npm run bench`: the mode (--tiny, --quick, else full), --only, --out,
-// --profile and --task-hops.
+// --profile, --task-hops and --source.
 export type Mode = 'tiny' | 'quick' | 'full';
 
 /** The scenarios `--only` can pick (each runs the baselines it is compared with). */
@@ -15,6 +15,8 @@ export interface Options {
   profile: boolean;
   /** --task-hops: the latency rows also read the delivery topic and split fan-out → delivery (hops.ts). It costs the bench CPU. */
   taskHops: boolean;
+  /** --source: run the services from TypeScript through tsx, as `npm start` does, instead of built. */
+  source: boolean;
 }
 
 export function parseOptions(args: string[]): Options {
@@ -25,6 +27,7 @@ export function parseOptions(args: string[]): Options {
     out: outArg >= 0 ? args[outArg + 1]! : undefined,
     profile: args.includes('--profile'),
     taskHops: args.includes('--task-hops'),
+    source: args.includes('--source'),
   };
 }
 

@@ -18,7 +18,7 @@ import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { repoRoot } from '../stack/paths.js';
 import { parseInstances, serviceInstances, type ScaledService } from '../stack/layout.js';
 import { freePort } from '../stack/ports.js';
-import { runOnce, spawnService, waitForHttp, type ServiceProcess } from '../stack/services.js';
+import { runOnce, spawnService, waitForHttp, type ServiceCode, type ServiceProcess } from '../stack/services.js';
 
 /** The stack the bench uses; a reused one may be secured (KAFKA_SECURITY_PROTOCOL …, SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO …). */
 export interface StackRef { brokers: string; registryUrl: string; security?: KafkaSecuritySettings; registry?: Omit<RegistryConnection, 'registryUrl'> }
@@ -65,13 +65,14 @@ export class Pipeline {
   private producer: Producer | undefined;
   private admin: Admin | undefined;
 
-  constructor(readonly stack: StackRef, readonly prefix: string, env: NodeJS.ProcessEnv) {
+  /** `code`: the services' built JavaScript (as deployed; the bench's default) or their TypeScript through tsx (--source). */
+  constructor(readonly stack: StackRef, readonly prefix: string, env: NodeJS.ProcessEnv, readonly code: ServiceCode) {
     this.topics = topicNames(prefix);
     this.env = { KAFKA_BROKERS: stack.brokers, SCHEMA_REGISTRY_URL: stack.registryUrl, SWITCHYARD_TOPIC_PREFIX: prefix, LOG_LEVEL: 'warn', SWITCHYARD_ALLOWED_CIDRS: '127.0.0.0/8', ...env };
   }
 
   async setup(): Promise<void> {
-    await runOnce('setup', { env: this.env });
+    await runOnce('setup', { env: this.env, code: this.code });
     this.codec = benchCodec(this.stack);
     await this.codec.register(['io.switchyard.config.Source', 'io.switchyard.config.Destination', 'io.switchyard.pipeline.DeliveryTask']);
     this.producer = rawKafka(this.stack, 'bench-writer').producer({ allowAutoTopicCreation: false, createPartitioner: Partitioners.DefaultPartitioner });
@@ -111,7 +112,7 @@ export class Pipeline {
 
   async start(name: string, extra: NodeJS.ProcessEnv = {}): Promise<Service> {
     const port = await freePort();
-    const proc = spawnService(name, { env: { ...this.env, ...extra, [portVars[name]!]: String(port) }, echo: process.env.BENCH_ECHO === '1' });
+    const proc = spawnService(name, { env: { ...this.env, ...extra, [portVars[name]!]: String(port) }, echo: process.env.BENCH_ECHO === '1', code: this.code });
     const url = `http://127.0.0.1:${port}`;
     try {
       await waitForHttp(`${url}/readyz`, 90_000, proc);

@@ -1,5 +1,6 @@
-// Runs Switchyard's own programs (services/<name>/src/main.ts) as child processes, from source
-// through tsx, as `npm start` and the tests do. Production runs the built dist/main.js instead.
+// Runs Switchyard's own programs as child processes: from source (services/<name>/src/main.ts)
+// through tsx, as `npm start` and the tests do, or built (services/<name>/dist/main.js, plain node),
+// as the container image and the benchmarks do.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -23,15 +24,23 @@ export interface ServiceSpawnOptions {
   logFile?: string;
   /** Echo each line (tests debugging). */
   echo?: boolean;
+  /** Source through tsx (the default), or the output of `npm run build`. */
+  code?: ServiceCode;
 }
 
-export function serviceEntry(name: string): string {
-  return join(repoRoot, 'services', name, 'src', 'main.ts');
+/** How a service's code is run: its TypeScript through tsx, or the JavaScript `npm run build` wrote. */
+export type ServiceCode = 'source' | 'built';
+
+/** node's arguments for a service: the built entry resolves @switchyard/platform to its dist/ too (no `source` condition). */
+export function serviceArgs(name: string, code: ServiceCode = 'source'): string[] {
+  return code === 'built'
+    ? [join(repoRoot, 'services', name, 'dist', 'main.js')]
+    : ['--conditions=source', '--import', 'tsx', join(repoRoot, 'services', name, 'src', 'main.ts')];
 }
 
-export function spawnService(name: string, { env, logFile: givenLogFile, echo = false }: ServiceSpawnOptions): ServiceProcess {
+export function spawnService(name: string, { env, logFile: givenLogFile, echo = false, code }: ServiceSpawnOptions): ServiceProcess {
   registerEnvSecrets(env, name);
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', serviceEntry(name)], {
+  const child = spawn(process.execPath, serviceArgs(name, code), {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

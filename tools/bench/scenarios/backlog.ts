@@ -5,7 +5,7 @@ import type { Row } from '../report.js';
 
 export async function backlogMemory(ctx: BenchContext): Promise<Row> {
   const { ref, s, runId, serviceEnv } = ctx;
-  const p = new Pipeline(ref, `${ctx.base}backlog.`, { ...serviceEnv, SWITCHYARD_PARTITIONS: '3', SWITCHYARD_RETRY_TIERS: '1s,2s' });
+  const p = new Pipeline(ref, `${ctx.base}backlog.`, { ...serviceEnv, SWITCHYARD_PARTITIONS: '3', SWITCHYARD_RETRY_TIERS: '1s,2s' }, ctx.code);
   try {
     await p.setup();
     const r = await ctx.receiver();

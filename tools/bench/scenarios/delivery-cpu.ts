@@ -22,7 +22,7 @@ import type { PostSummary } from './baseline-post.js';
  */
 export async function deliveryCpu(ctx: BenchContext, rawPost: PostSummary | undefined): Promise<Row[]> {
   const { ref, s, runId, serviceEnv } = ctx;
-  const p = new Pipeline(ref, `${ctx.base}cpu.`, { ...serviceEnv, SWITCHYARD_PARTITIONS: '3', SWITCHYARD_RETRY_TIERS: '1s,2s' });
+  const p = new Pipeline(ref, `${ctx.base}cpu.`, { ...serviceEnv, SWITCHYARD_PARTITIONS: '3', SWITCHYARD_RETRY_TIERS: '1s,2s' }, ctx.code);
   try {
     await p.setup();
     const r = await ctx.receiver();

@@ -91,7 +91,7 @@ export async function failover(ctx: BenchContext): Promise<Row[]> {
   log(`failover: a three-node cluster (broker.session.timeout.ms ${BROKER_SESSION_MS}), ${INSTANCES} instances of ${SCALED.join(', ')}, ${s.failoverCallsPerS} calls/s for ${s.failoverSeconds} s a phase, the fault at ${s.failoverFaultAtS} s; ${s.failoverRounds} round(s)`);
   const cluster = await FaultCluster.start({ libs: kafkaLibs, dir, heap: '512m', properties: [`broker.session.timeout.ms=${BROKER_SESSION_MS}`, `broker.heartbeat.interval.ms=${Math.min(2000, BROKER_SESSION_MS / 4)}`] });
   const ref: StackRef = { ...ctx.ref, brokers: cluster.brokers, security: undefined };
-  const p = new Pipeline(ref, `${ctx.base}failover.`, { ...serviceEnv, SWITCHYARD_REPLICATION_FACTOR: '3', SWITCHYARD_ADMIN_TOKEN: randomBytes(24).toString('base64url') });
+  const p = new Pipeline(ref, `${ctx.base}failover.`, { ...serviceEnv, SWITCHYARD_REPLICATION_FACTOR: '3', SWITCHYARD_ADMIN_TOKEN: randomBytes(24).toString('base64url') }, ctx.code);
   const phases: Phase[] = [];
   try {
     await p.setup();

@@ -54,7 +54,7 @@ export async function horizontal(ctx: BenchContext): Promise<Row[]> {
   const { ref, s, serviceEnv } = ctx;
   const cap = s.slowCap;
   const prefix = `${ctx.base}horiz.`;
-  const p = new Pipeline(ref, prefix, { ...serviceEnv, SWITCHYARD_PARTITIONS: String(HORIZONTAL_PARTITIONS), SWITCHYARD_RETRY_TIERS: '1s,2s', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: String(cap) });
+  const p = new Pipeline(ref, prefix, { ...serviceEnv, SWITCHYARD_PARTITIONS: String(HORIZONTAL_PARTITIONS), SWITCHYARD_RETRY_TIERS: '1s,2s', DELIVERY_MAX_IN_FLIGHT_PER_DESTINATION: String(cap) }, ctx.code);
   const results: Measure[][] = [];
   try {
     await p.setup();

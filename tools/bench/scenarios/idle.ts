@@ -23,7 +23,7 @@ export const FIRST_CALL_MS = 150;
 
 export async function idle(ctx: BenchContext): Promise<Row[]> {
   const { s, ref, base, serviceEnv, runId, brokerPids, registryPid } = ctx;
-  const p = new Pipeline(ref, `${base}idle.`, { ...serviceEnv, LOG_LEVEL: 'info', SWITCHYARD_ADMIN_TOKEN: randomBytes(24).toString('base64url') });
+  const p = new Pipeline(ref, `${base}idle.`, { ...serviceEnv, LOG_LEVEL: 'info', SWITCHYARD_ADMIN_TOKEN: randomBytes(24).toString('base64url') }, ctx.code);
   log(`idle: the npm start services, no traffic for ${s.idleSeconds} s, then one call`);
   await p.setup();
   const r = await ctx.receiver();
