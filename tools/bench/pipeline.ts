@@ -16,6 +16,7 @@ import { configKey, type Destination, type Source } from '@switchyard/platform/c
 import { topicNames } from '@switchyard/platform/kafka/topics';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { repoRoot } from '../stack/paths.js';
+import { deployedNodeOptions } from './deployed-node-options.js';
 import { parseInstances, serviceInstances, type ScaledService } from '../stack/layout.js';
 import { freePort } from '../stack/ports.js';
 import { runOnce, spawnService, waitForHttp, type ServiceCode, type ServiceProcess } from '../stack/services.js';
@@ -112,7 +113,11 @@ export class Pipeline {
 
   async start(name: string, extra: NodeJS.ProcessEnv = {}): Promise<Service> {
     const port = await freePort();
-    const proc = spawnService(name, { env: { ...this.env, ...extra, [portVars[name]!]: String(port) }, echo: process.env.BENCH_ECHO === '1', code: this.code });
+    // The manifest's heap settings, as deployed (BENCH_SERVICE_NODE_OPTIONS instead, for every
+    // service, to compare others; empty for Node's defaults), then the bench's own (the --profile hook).
+    const nodeOptions = [process.env.BENCH_SERVICE_NODE_OPTIONS ?? deployedNodeOptions(name), this.env.NODE_OPTIONS ?? ''].join(' ').trim();
+    const env = { ...this.env, ...extra, [portVars[name]!]: String(port), ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}) };
+    const proc = spawnService(name, { env, echo: process.env.BENCH_ECHO === '1', code: this.code });
     const url = `http://127.0.0.1:${port}`;
     try {
       await waitForHttp(`${url}/readyz`, 90_000, proc);

@@ -9,6 +9,7 @@ import { clkTck, processCpuMs } from '../cpu-time.js';
 import { makeDestination, makeSource, Pipeline, rssMb } from '../pipeline.js';
 import { countArrived, type BenchReceiver } from '../receiver.js';
 import { round, type Row } from '../report.js';
+import { scrapeStats } from '../service-stats.js';
 import type { PostSummary } from './baseline-post.js';
 
 /**
@@ -35,6 +36,7 @@ export async function deliveryCpu(ctx: BenchContext, rawPost: PostSummary | unde
     await p.writeTasks(d, ids, 1000);
     const delivery = await p.start('delivery');
     const pid = delivery.proc.child.pid;
+    const gcBefore = await scrapeStats(delivery.url);
     type Sample = { at: number; cpuMs: number; benchMs: number; arrived: number };
     const samples: Sample[] = [];
     const sample = () => { const c = process.cpuUsage(); samples.push({ at: Date.now(), cpuMs: processCpuMs(pid), benchMs: (c.user + c.system) / 1000, arrived: r.arrivals.size }); };
@@ -63,6 +65,10 @@ export async function deliveryCpu(ctx: BenchContext, rawPost: PostSummary | unde
       return b.arrived > a.arrived ? round(((b.cpuMs - a.cpuMs) * 1000) / (b.arrived - a.arrived)) : NaN;
     });
     const deliveryRss = rssMb(pid);
+    const gcAfter = await scrapeStats(delivery.url);
+    // Over the whole drain (warm-up included): what the heap settings (the manifest's NODE_OPTIONS) cost.
+    const gcUsPerTask = ((gcAfter.gcMs - gcBefore.gcMs) * 1000) / ids.length;
+    const majorGcUsPerTask = ((gcAfter.majorGcMs - gcBefore.majorGcMs) * 1000) / ids.length;
     await delivery.stop();
     const floor = await bareClientFloor(ctx, r, DELIVERY_IN_FLIGHT_PER_DESTINATION);
     const vsReceiver = usPerTask / receiverUsPerTask;
@@ -72,7 +78,7 @@ export async function deliveryCpu(ctx: BenchContext, rawPost: PostSummary | unde
       verified: ok && r.duplicates() === 0 && Number.isFinite(usPerTask),
       details: {
         tasks, warmTasks: warm, drainPerS: (ids.length - from.arrived) / Math.max(0.001, (lastArrival - from.at) / 1000), deliveryCores: (to.cpuMs - from.cpuMs) / Math.max(1, to.at - from.at),
-        thirdsUs: thirds.join('/'), receiverUsPerTask,
+        thirdsUs: thirds.join('/'), gcUsPerTask, majorGcUsPerTask, receiverUsPerTask,
         // The receiver's work per task never changes, so its CPU time per task tracks how slow the
         // shared machine is at the moment; delivery's cost in receiver units moves far less between runs.
         vsReceiver, underOld100Us: usPerTask <= 100, vsBareClient: usPerTask / floor.clientUsPerRequest, duplicates: r.duplicates(),
