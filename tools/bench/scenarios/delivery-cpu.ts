@@ -81,7 +81,7 @@ export async function deliveryCpu(ctx: BenchContext, rawPost: PostSummary | unde
         thirdsUs: thirds.join('/'), gcUsPerTask, majorGcUsPerTask, receiverUsPerTask,
         // The receiver's work per task never changes, so its CPU time per task tracks how slow the
         // shared machine is at the moment; delivery's cost in receiver units moves far less between runs.
-        vsReceiver, underOld100Us: usPerTask <= 100, vsBareClient: usPerTask / floor.clientUsPerRequest, duplicates: r.duplicates(),
+        vsReceiver, vsBareClient: usPerTask / floor.clientUsPerRequest, duplicates: r.duplicates(),
         ...(rawPost ? { rawUndiciReqPerS: rawPost.rate, rawUndiciUsPerReq: rawPost.usPerRequest } : {}),
         clkTck: clkTck(),
       },
