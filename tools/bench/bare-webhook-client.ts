@@ -5,6 +5,7 @@
 // BARE_CONCURRENCY. Prints `warm` when the warm-up requests were answered, then one JSON line
 // {requests, failed, cpuUs, ms} for the measured ones, and exits.
 import { Agent, Pool, type Dispatcher } from 'undici';
+import { benchWebhookBody } from './bench-webhook-body.js';
 
 const url = new URL(process.env.BARE_URL!);
 const prefix = process.env.BARE_PREFIX ?? 'bare';
@@ -15,13 +16,8 @@ const concurrency = Number(process.env.BARE_CONCURRENCY ?? 200);
 const agent = new Agent({ keepAliveTimeout: 30_000, factory: (origin, options) => new Pool(origin, options), headersTimeout: 0, bodyTimeout: 0 });
 const headers = { 'content-type': 'application/json', 'user-agent': 'switchyard-bench' };
 
-/** A body shaped like the delivery CPU row's tasks (tools/bench/pipeline.ts writeTasks). */
-function body(i: number): Buffer {
-  return Buffer.from(JSON.stringify({
-    version: 1, type: 'track', messageId: `${prefix}-${i}`, userId: `user-${i % 997}`, event: 'Order Completed',
-    properties: { orderId: `o-${i}`, revenue: 42.5, currency: 'EUR' }, context: { library: { name: 'switchyard-bench' } }, timestamp: new Date().toISOString(),
-  }));
-}
+/** The body of the delivery CPU row's i-th task. */
+const body = (i: number): Buffer => Buffer.from(benchWebhookBody(`${prefix}-${i}`, i, new Date().toISOString()));
 
 let failed = 0;
 function post(payload: Buffer): Promise<void> {

@@ -16,6 +16,7 @@ import { configKey, type Destination, type Source } from '@switchyard/platform/c
 import { topicNames } from '@switchyard/platform/kafka/topics';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { repoRoot } from '../stack/paths.js';
+import { benchUserKey, benchWebhookBody } from './bench-webhook-body.js';
 import { deployedNodeOptions } from './deployed-node-options.js';
 import { parseInstances, serviceInstances, type ScaledService } from '../stack/layout.js';
 import { freePort } from '../stack/ports.js';
@@ -97,10 +98,10 @@ export class Pipeline {
     const sends: Array<Promise<unknown>> = [];
     for (let i = 0; i < ids.length; i += chunk) {
       const messages = ids.slice(i, i + chunk).map((messageId, j) => {
-        const userKey = `user-${(i + j) % 997}`;
+        const userKey = benchUserKey(i + j);
         const t: DeliveryTask = {
           taskId: `${messageId}:${destination.id}`, messageId, sourceId: destination.sourceId, destinationId: destination.id, eventType: 'track', userKey,
-          body: JSON.stringify({ version: 1, type: 'track', messageId, userId: userKey, event: 'Order Completed', properties: { orderId: `o-${i + j}`, revenue: 42.5, currency: 'EUR' }, context: { library: { name: 'switchyard-bench' } }, timestamp: new Date(now).toISOString() }),
+          body: benchWebhookBody(messageId, i + j, new Date(now).toISOString()),
           receivedAt: now, createdAt: now, attempt: 0, firstAttemptAt: null, deadline: null, notBefore: null, pendingUrls: null, lastStatus: null, lastError: null,
         };
         return { key: `${destination.id}:${userKey}`, value: codec.encode('io.switchyard.pipeline.DeliveryTask', t) };
@@ -220,11 +221,16 @@ export function rssMb(pid: number | undefined): number {
   }
 }
 
+/** One of the bench's own programs (tools/bench/<file>) as a child process through tsx; its stdout is piped, its stderr inherited. */
+export function spawnBenchProgram(file: string, env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, ['--conditions=source', '--import', 'tsx', join(repoRoot, 'tools', 'bench', file)], {
+    cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+}
+
 /** Baseline (c) as its own process: resolves with its URL and a stop function. */
 export async function startBareIngest(stack: StackRef, topic: string, writeKey: string): Promise<{ url: string; child: ChildProcess; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', join(repoRoot, 'tools', 'bench', 'bare-ingest.ts')], {
-    cwd: repoRoot, env: { ...process.env, KAFKA_BROKERS: stack.brokers, BARE_TOPIC: topic, BARE_WRITE_KEY: writeKey }, stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawnBenchProgram('bare-ingest.ts', { KAFKA_BROKERS: stack.brokers, BARE_TOPIC: topic, BARE_WRITE_KEY: writeKey });
   const port = await new Promise<number>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error('bare ingest did not start')), 60_000);

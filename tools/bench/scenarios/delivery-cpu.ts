@@ -1,12 +1,9 @@
 // Delivery's CPU time per task, delivery alone (after the chain's pipelines stopped), against the
 // receiver's per request, and the least a bare undici client spends per request to the same receiver.
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { repoRoot } from '../../stack/paths.js';
 import { log, type BenchContext } from '../context.js';
 import { clkTck, processCpuMs } from '../cpu-time.js';
-import { makeDestination, makeSource, Pipeline, rssMb } from '../pipeline.js';
+import { makeDestination, makeSource, Pipeline, rssMb, spawnBenchProgram } from '../pipeline.js';
 import { countArrived, type BenchReceiver } from '../receiver.js';
 import { round, type Row } from '../report.js';
 import { scrapeStats } from '../service-stats.js';
@@ -106,9 +103,8 @@ async function bareClientFloor(ctx: BenchContext, r: BenchReceiver, concurrency:
   const { s, runId } = ctx;
   const prefix = `${runId}-bare`;
   log(`bare undici client: ${s.cpuWarmTasks} + ${s.cpuTasks} requests, ${concurrency} in flight`);
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', join(repoRoot, 'tools', 'bench', 'bare-webhook-client.ts')], {
-    cwd: repoRoot, stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, BARE_URL: r.url, BARE_PREFIX: prefix, BARE_WARM: String(s.cpuWarmTasks), BARE_REQUESTS: String(s.cpuTasks), BARE_CONCURRENCY: String(concurrency) },
+  const child = spawnBenchProgram('bare-webhook-client.ts', {
+    BARE_URL: r.url, BARE_PREFIX: prefix, BARE_WARM: String(s.cpuWarmTasks), BARE_REQUESTS: String(s.cpuTasks), BARE_CONCURRENCY: String(concurrency),
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   let receiverFrom = 0;

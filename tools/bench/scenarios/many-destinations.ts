@@ -135,7 +135,7 @@ interface Level {
   cpuUsPerEvent: Record<string, number>; rss: Record<string, number>; heap: Record<string, string>; changeMs: number[]; changesOk: boolean;
 }
 
-/** V8's heap (used/total) and memory outside it (external, of it array buffers), MB, from a service's default metrics: what the RSS is made of. */
+/** V8's heap (used/total), its new space (used) and memory outside it (external), MB, from a service's default metrics: what the RSS is made of. */
 async function heapOf(url: string): Promise<string> {
   const m = await scrapeSums(url, ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes', 'nodejs_heap_space_size_used_bytes{space="new"}']);
   const mb = (k: string) => round(m[k]! / 2 ** 20);
