@@ -292,3 +292,40 @@ describe('fan-out across rebalances: an instance paused past its session timeout
     }
   });
 });
+
+describe('fan-out: a burst of large events, more than the broker takes in one record batch', () => {
+  const prefix = uniquePrefix('fanout-large');
+  const topics = topicNames(prefix);
+  const wide = makeSource({ name: 'Four destinations' });
+  const wideDs = ['W1', 'W2', 'W3', 'W4'].map((name) => makeDestination(wide.id, { name }));
+  let fanout: RunningService;
+  let reader: TopicReader;
+  let writer: PipelineWriter;
+
+  before(async () => {
+    const env = pipelineEnv(prefix);
+    await setupTopics(env);
+    await writeConfig(prefix, { sources: [wide], destinations: wideDs });
+    fanout = await startService('fanout', env);
+    reader = await new TopicReader([topics.delivery]).start();
+    writer = await new PipelineWriter().start();
+  });
+  after(async () => {
+    await writer?.stop();
+    await reader?.stop();
+    await fanout?.stop();
+  });
+
+  it('32 events of 30 KB from one user to four destinations: every task written', async () => {
+    // Fan-out reads up to 1 MB of one key's events at once and writes four tasks for each. With
+    // three partitions two destinations share one: about 2 MB for one partition in one transaction,
+    // which the broker refuses (max.message.bytes, 1 MB) unless the produce requests are split by size.
+    const properties = JSON.stringify({ blob: 'x'.repeat(30_000) });
+    const events = Array.from({ length: 32 }, () => event('io.switchyard.event.Track', { sourceId: wide.id, userId: 'big-user', event: 'Large', properties }));
+    for (let i = 0; i < events.length; i += 8) await writer.events(topics.ingest, ...events.slice(i, i + 8).map((e) => ['io.switchyard.event.Track', e] as [EventName, AvroRecordTypes[EventName]]));
+    for (const e of events) {
+      const tasks = await reader.waitFor<DeliveryTask>(topics.delivery, (t) => t.messageId === e.messageId, 4, 30_000);
+      assert.deepEqual(tasks.map((t) => t.destinationId).sort(), wideDs.map((d) => d.id).sort());
+    }
+  });
+});

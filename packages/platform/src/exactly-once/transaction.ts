@@ -1,4 +1,5 @@
 import type { Message, Producer } from '../kafkajs/index.js';
+import { recordBytes } from '../kafka/batching-producer.js';
 
 export interface TransactionRecord {
   topic: string;
@@ -17,8 +18,18 @@ export interface ConsumedPosition {
   offset: string;
 }
 
-/** Records per produce request inside a transaction, so no request nears the broker's size limit. */
-const CHUNK = 500;
+/** Records per produce request inside a transaction... */
+const CHUNK_RECORDS = 500;
+/**
+ * ...and bytes (keys, values, headers): kafkajs writes one partition's records of a request as one
+ * record batch, which the broker refuses, for good, above the topic's `max.message.bytes` (1 MB by
+ * default). Fan-out reads up to 1 MB of a partition at once and writes a task for each destination
+ * of each event, so large events to several destinations passed it: the batch was read again, failed
+ * the same way, and its partition stopped (test/fanout.test.ts, "a burst of large events").
+ */
+const CHUNK_BYTES = 512 * 1024;
+/** What a record adds to its batch beyond key, value and headers, at most (length fields, timestamp and offset deltas, attributes). */
+const RECORD_FRAMING_BYTES = 32;
 
 /**
  * Writes records and the consumer positions given in one Kafka transaction (the exactly-once
@@ -29,9 +40,9 @@ const CHUNK = 500;
 export async function commitInTransaction(producer: Producer, records: TransactionRecord[], positions: ConsumedPosition[] = []): Promise<void> {
   const txn = await producer.transaction();
   try {
-    for (let i = 0; i < records.length; i += CHUNK) {
+    for (const chunk of produceChunks(records)) {
       const byTopic = new Map<string, Message[]>();
-      for (const r of records.slice(i, i + CHUNK)) {
+      for (const r of chunk) {
         let list = byTopic.get(r.topic);
         if (!list) byTopic.set(r.topic, (list = []));
         const message: Message = r.headers ? { key: r.key, value: r.value, headers: r.headers } : { key: r.key, value: r.value };
@@ -48,6 +59,25 @@ export async function commitInTransaction(producer: Producer, records: Transacti
     await txn.abort().catch(() => undefined);
     throw err;
   }
+}
+
+/** The records in order, cut into produce requests of at most CHUNK_RECORDS records and CHUNK_BYTES (a larger record alone). */
+export function produceChunks(records: TransactionRecord[]): TransactionRecord[][] {
+  const chunks: TransactionRecord[][] = [];
+  let chunk: TransactionRecord[] = [];
+  let bytes = 0;
+  for (const r of records) {
+    const size = recordBytes(r) + RECORD_FRAMING_BYTES;
+    if (chunk.length > 0 && (chunk.length === CHUNK_RECORDS || bytes + size > CHUNK_BYTES)) {
+      chunks.push(chunk);
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(r);
+    bytes += size;
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
 }
 
 /** group → topic → partitions; a partition given twice keeps its furthest offset. */
