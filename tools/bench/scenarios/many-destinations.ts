@@ -32,7 +32,7 @@ const CHANGE_P99_MS = 1000;
 class ManyReceivers {
   readonly arrivals = new Map<string, number>();
   readonly firstByPath = new Map<string, number>();
-  /** When each 2xx answer was given since `startCounting` (every URL of a task gets the request: ADR 0006). */
+  /** When each 2xx answer was given since the current load began (every URL of a task gets the request: ADR 0006). */
   answeredAt: number[] = [];
   private readonly servers: Server[] = [];
   private readonly hung = new Set<ServerResponse>();
@@ -172,7 +172,7 @@ async function measureLevel(ctx: BenchContext, rx: ManyReceivers, count: number)
       const res = await runLoad({ origin: ingest.url, path: '/v1/batch', requests: reqs, concurrency: s.ingestConcurrency });
       const ok = (await waitFor(rx, healthy, deliveries, s.deliverTimeoutMs)) && res.errors === 0;
       const lastTask = Math.max(...healthy.map((k) => rx.arrivals.get(k) ?? 0));
-      // The deliveries-th answer since the load began: later ones would be re-sends, not counted.
+      // The answer that completed the deliveries expected (a re-send, if there was one, counts as one of them).
       const lastDelivery = rx.answeredAt[Math.min(deliveries, rx.answeredAt.length) - 1] ?? lastTask;
       const events = n * s.batchSize;
       const names = [...p.services.map((x) => x.name), ...brokerPids.map(() => 'broker')];
