@@ -1,5 +1,5 @@
-import type { Message, Producer } from '../kafkajs/index.js';
-import { recordBytes } from '../kafka/batching-producer.js';
+import type { Producer } from '../kafkajs/index.js';
+import { recordBytes, topicMessages } from '../kafka/batching-producer.js';
 
 export interface TransactionRecord {
   topic: string;
@@ -41,15 +41,7 @@ export async function commitInTransaction(producer: Producer, records: Transacti
   const txn = await producer.transaction();
   try {
     for (const chunk of produceChunks(records)) {
-      const byTopic = new Map<string, Message[]>();
-      for (const r of chunk) {
-        let list = byTopic.get(r.topic);
-        if (!list) byTopic.set(r.topic, (list = []));
-        const message: Message = r.headers ? { key: r.key, value: r.value, headers: r.headers } : { key: r.key, value: r.value };
-        if (r.partition !== undefined) message.partition = r.partition;
-        list.push(message);
-      }
-      await txn.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+      await txn.sendBatch({ acks: -1, topicMessages: topicMessages(chunk) });
     }
     for (const [groupId, topics] of groupPositions(positions)) {
       await txn.sendOffsets({ consumerGroupId: groupId, topics: [...topics].map(([topic, partitions]) => ({ topic, partitions })) });

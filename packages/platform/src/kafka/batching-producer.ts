@@ -18,6 +18,19 @@ export function recordBytes(r: OutgoingRecord): number {
   return n;
 }
 
+/** Records as kafkajs's sendBatch takes them: one entry per topic, in order, a record's partition kept when it names one. */
+export function topicMessages(records: Iterable<OutgoingRecord & { partition?: number }>): Array<{ topic: string; messages: Message[] }> {
+  const byTopic = new Map<string, Message[]>();
+  for (const r of records) {
+    let list = byTopic.get(r.topic);
+    if (!list) byTopic.set(r.topic, (list = []));
+    const message: Message = r.headers ? { key: r.key, value: r.value, headers: r.headers } : { key: r.key, value: r.value };
+    if (r.partition !== undefined) message.partition = r.partition;
+    list.push(message);
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+}
+
 export interface BatchingProducerOptions {
   /** A batch closes at this many records or bytes; the rest waits for the next send. */
   maxBatchRecords?: number;
@@ -104,17 +117,9 @@ export class BatchingProducer {
       records += next.records.length;
       bytes += next.bytes;
     }
-    const byTopic = new Map<string, Message[]>();
-    for (const entry of batch) {
-      for (const r of entry.records) {
-        let list = byTopic.get(r.topic);
-        if (!list) byTopic.set(r.topic, (list = []));
-        list.push({ key: r.key, value: r.value, headers: r.headers });
-      }
-    }
     const t0 = process.hrtime.bigint();
     try {
-      await this.producer.sendBatch({ acks: -1, topicMessages: [...byTopic].map(([topic, messages]) => ({ topic, messages })) });
+      await this.producer.sendBatch({ acks: -1, topicMessages: topicMessages(batch.flatMap((entry) => entry.records)) });
       this.opts.onSend?.({ records, bytes, seconds: Number(process.hrtime.bigint() - t0) / 1e9 });
       for (const entry of batch) entry.resolve();
     } catch (error) {
