@@ -5,14 +5,15 @@ import type { Logger } from '@switchyard/platform/logger';
 import type { FetchedRecord } from '@switchyard/platform/kafka/groupless-reader';
 import type { DeferredRange, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { GroupAssignment } from './assignment.js';
-import { COMMIT_FAILURE_LOG_MS, COMMIT_STALL_RECHECK_MS, CommitScheduler } from './commit-scheduler.js';
-import { BatchRanges, mayJoinRange, type DeferReason } from './deferred-ranges.js';
+import { COMMIT_FAILURE_LOG_MS, CommitScheduler } from './commit-scheduler.js';
+import { admit, type AdmissionInput, type DestinationView } from './admission.js';
+import { BatchRanges, mayJoinRange } from './deferred-ranges.js';
 import type { DeliveryMetrics } from './delivery-metrics.js';
 import { PartitionOffsets, type OffsetTracker } from './offset-tracker.js';
 import { PauseControl } from './pause-control.js';
 import { RangeReplay } from './range-replay.js';
 import { RangeTasks, REGISTRY_RETRY_MS } from './range-tasks.js';
-import { RateLimits, WAIT_IN_MEMORY_MS } from './rate-limits.js';
+import { RateLimits } from './rate-limits.js';
 import { StallDetector } from './stall-detector.js';
 import type { TaskRunner } from './task-runner.js';
 import { TaskSlots } from './task-slots.js';
@@ -75,6 +76,26 @@ export interface DeliveryConsumerOptions {
   /** How long a task held by its rate limit waits in the first tier (that tier's delay; 10 s when absent). */
   holdMs?: number;
 }
+
+/** A record of a batch, decoded: a task, or (in a tier) a range of deferred tasks left in the delivery topic. */
+type DeliveryRecord = { task: DeliveryTask; range?: undefined } | { task?: undefined; range: DeferredRange };
+
+/** One batch being handled: where it comes from, the ranges it has deferred, how far it got. */
+interface BatchRun {
+  topic: string;
+  partition: number;
+  /** `topic:partition`. */
+  key: string;
+  tracker: OffsetTracker;
+  ranges: BatchRanges | undefined;
+  /** The partition is no longer this member's to send from (rebalance, stale batch, hand-over). */
+  gone: () => boolean;
+  /** The last offset left behind: resolved as the batch is left. */
+  resolved: string | undefined;
+}
+
+/** After a record: the next one, leave the batch, or a request started (after a wait for a slot). */
+type BatchStep = 'next' | 'leave' | 'sent' | 'sent_after_wait';
 
 /**
  * Reads delivery tasks (the delivery topic and the retry tiers, one consumer group) and runs many
@@ -154,159 +175,186 @@ export class DeliveryConsumer {
 
   private async handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
     const { topic, partition } = batch;
-    const tracker = this.offsets.tracker(topic, partition);
     // kafkajs hands over a batch fetched before a rebalance even when the handler gets to it (or
     // resumes from a wait) after it: the partition may be another member's by then, which reads
     // it from the group's offset and sends the same records, at the same moment (both copies
     // reached the cluster suite's receiver within a millisecond). Such a batch is dropped unsent and
     // unresolved: the new assignment's positions decide what is read next.
     const assignment = this.group.generation;
-    const gone = () => !isRunning() || isStale() || this.group.generation !== assignment || this.group.handingOver;
-    // kafkajs fetches a partition again from just past its last resolved offset. It is resolved
-    // once, as the batch is left (whichever way), rather than per record: the same position, since
-    // no fetch of this partition runs while its batch is handled, and a seek (destination full,
-    // tier record not due, rebalance) overrides it anyway. Per record it cost two int64 parses.
-    let resolved: string | undefined;
-    // Deferred tasks of this batch, by destination (only the delivery topic's: they stay there).
-    const ranges = topic === this.opts.deliveryTopic ? new BatchRanges(topic, partition) : undefined;
+    const run: BatchRun = {
+      topic, partition, key: `${topic}:${partition}`, tracker: this.offsets.tracker(topic, partition),
+      // Deferred tasks of this batch, by destination (only the delivery topic's: they stay there).
+      ranges: topic === this.opts.deliveryTopic ? new BatchRanges(topic, partition) : undefined,
+      gone: () => !isRunning() || isStale() || this.group.generation !== assignment || this.group.handingOver,
+      resolved: undefined,
+    };
     try {
       const messages = await this.group.aboveGroupFloor(batch);
-      if (gone()) return;
+      if (run.gone()) return;
       for (const message of messages) {
-        if (gone() || this.stopping) return;
-        // A task, or (in a tier) a range of deferred tasks left in the delivery topic.
-        let record: { task: DeliveryTask; range?: undefined } | { task?: undefined; range: DeferredRange };
-        let fetchedSchema = false;
-        try {
-          // Synchronous once the schema is known: no promise and no microtask turn per record.
-          let decoded = this.opts.codec.decodeKnown(message.value);
-          if (!decoded) { fetchedSchema = true; decoded = await this.opts.codec.decode(message.value); }
-          if (decoded.name === 'io.switchyard.pipeline.DeliveryTask') record = { task: decoded.value };
-          else if (decoded.name === 'io.switchyard.pipeline.DeferredRange' && topic !== this.opts.deliveryTopic) record = { range: decoded.value };
-          else throw new Error(`${decoded.name} is not a delivery task`);
-        } catch (err) {
-          if (err instanceof RegistryUnavailableError) {
-            this.registryUnavailable(err);
-            this.pauses.waitUntilDue(topic, partition, message.offset, REGISTRY_RETRY_MS);
-            return;
-          }
-          await this.opts.setAside(message.value, topic, partition, message.offset, (err as Error).message);
-          if (gone()) return;
-          tracker.track(message.offset);
-          tracker.complete(message.offset);
-          resolved = message.offset;
-          this.commits.requestCommit();
-          continue;
-        }
-        if (fetchedSchema && gone()) return;
+        if (run.gone() || this.stopping) return;
+        const record = await this.readRecord(run, message);
+        if (record === 'next') continue;
+        if (record === 'leave') return;
         const now = this.opts.clock();
+        let membershipUnconfirmed = false;
         if (this.group.membershipUnconfirmed(now)) {
           // Throws (and the batch ends) if this member was expelled meanwhile; returns without a
           // request while kafkajs is already rejoining (it has no member id then): either way no
           // heartbeat succeeds, and the record waits until one does.
           await heartbeat();
-          if (gone() || this.stopping) return;
-          if (this.group.membershipUnconfirmed(this.opts.clock())) {
-            this.pauses.waitUntilDue(topic, partition, message.offset, COMMIT_STALL_RECHECK_MS);
-            return;
-          }
+          if (run.gone() || this.stopping) return;
+          membershipUnconfirmed = this.group.membershipUnconfirmed(this.opts.clock());
         }
-        const notBefore = record.task ? record.task.notBefore : record.range.notBefore;
-        if (notBefore !== null && notBefore > now) {
-          this.pauses.waitUntilDue(topic, partition, message.offset, notBefore - now);
-          return;
-        }
-        if (this.commits.commitsStalled(now)) {
-          this.pauses.waitUntilDue(topic, partition, message.offset, COMMIT_STALL_RECHECK_MS);
-          return;
-        }
-        // Work that takes a deferral slot instead of a request slot: a range that fell due (read
-        // back from the delivery topic, or deferred again), or a task for the retry tier.
-        let deferral: (() => Promise<void>) | undefined;
-        const { task, range } = record;
-        if (range) {
-          deferral = () => this.replay.releaseRange(range, topic, partition, tracker, message.offset);
-        } else {
-          // A destination that is not answering (every circuit open, or full and stalled): the task
-          // waits in the retry tier without taking one of its request slots, and the partition keeps
-          // flowing for every other destination.
-          let deferReason: DeferReason | undefined = this.opts.runner.circuitOpen(task) ? 'circuit_open' : undefined;
-          if (!deferReason && this.slots.destinationFull(task.destinationId)) {
-            if (!this.stalls.confirmedStalled(task.destinationId)) {
-              this.pauses.waitForDestination(task.destinationId, topic, partition, message.offset);
-              return;
-            }
-            deferReason = 'overloaded';
-          }
-          // Over its rate limit: the task waits in memory for a token (up to WAIT_IN_MEMORY_MS),
-          // or is held like a deferral, without an attempt; the partition flows on either way.
-          let tokenAt: number | undefined;
-          const perSecond = deferReason ? undefined : this.opts.runner.rateLimitOf(task.destinationId);
-          if (perSecond !== undefined) {
-            const decision = this.rates.decide(task.destinationId, perSecond, WAIT_IN_MEMORY_MS);
-            if (decision.action === 'hold') deferReason = 'rate_limited';
-            else if (decision.action === 'wait') tokenAt = decision.at;
-          }
-          if (deferReason && ranges && mayJoinRange(task)) {
-            // Fresh tasks stay in the delivery topic: one tier record for the batch's run of them.
-            if (this.stopping) return;
-            tracker.track(message.offset);
-            resolved = message.offset;
-            const closed = ranges.add(task, message.offset, deferReason);
-            if (closed) this.replay.writeRange(closed, tracker);
-            continue;
-          }
-          if (ranges?.size) {
-            const ended = ranges.end(task.destinationId);
-            if (ended) this.replay.writeRange(ended, tracker);
-          }
-          if (deferReason) deferral = () => this.replay.deferTask(task, deferReason, tracker, message.offset);
-          else if (tokenAt !== undefined) {
-            tracker.track(message.offset);
-            resolved = message.offset;
-            this.slots.taskStarted();
-            void this.dispatchAt(tokenAt, task, tracker, message.offset, `${topic}:${partition}`);
-            continue;
-          }
-        }
-        if (deferral) {
-          if (this.stopping) return;
-          if (!this.slots.deferrals.tryAcquire()) {
-            this.pauses.waitForDeferrals(topic, partition, message.offset);
-            return;
-          }
-          tracker.track(message.offset);
-          resolved = message.offset;
-          this.slots.taskStarted();
-          void deferral();
-          continue;
-        }
-        if (!task) continue; // unreachable: a range always takes a deferral slot
-        // A free global slot is taken at once (the common case); otherwise wait for one.
-        const waited = this.stopping || !this.slots.global.tryAcquire();
-        if (waited && !(await this.slots.acquireUnlessStopping())) return;
-        if (waited && gone()) { this.slots.global.release(); return; }
-        tracker.track(message.offset);
-        resolved = message.offset;
-        this.slots.taskStarted();
-        void this.dispatch(task, tracker, message.offset, `${topic}:${partition}`);
+        const step = await this.carryOut(run, message.offset, record, this.admissionInput(run, record, now, membershipUnconfirmed));
+        if (step === 'leave') return;
         // kafkajs sends a heartbeat at most once per heartbeatInterval however often this is called;
         // calling it after each wait for a slot, and otherwise every HEARTBEAT_CHECK_MS, keeps
         // that (and its rebalance notice) while sparing a promise per record.
-        if (waited || now - this.lastHeartbeatCheck >= HEARTBEAT_CHECK_MS) {
+        if (step === 'sent_after_wait' || (step === 'sent' && now - this.lastHeartbeatCheck >= HEARTBEAT_CHECK_MS)) {
           this.lastHeartbeatCheck = this.opts.clock();
           await heartbeat();
         }
       }
-      this.lagByPartition.set(`${topic}:${partition}`, Number(batch.offsetLag()));
+      this.lagByPartition.set(run.key, Number(batch.offsetLag()));
       this.reportLag(topic);
     } finally {
       // Written however the batch is left: their offsets are tracked, like a deferral under way.
-      if (ranges?.size) for (const r of ranges.drain()) this.replay.writeRange(r, tracker);
+      if (run.ranges?.size) for (const r of run.ranges.drain()) this.replay.writeRange(r, run.tracker);
       // Not into a new assignment: kafkajs's positions then belong to it (and onAssignment set them,
       // through GroupAssignment.assign).
-      if (resolved !== undefined && this.group.generation === assignment) resolveOffset(resolved);
+      if (run.resolved !== undefined && this.group.generation === assignment) resolveOffset(run.resolved);
     }
+  }
+
+  /**
+   * Decodes a record: a task, or (in a tier) a range of deferred tasks left in the delivery topic.
+   * Anything else is set aside to invalid-events and its offset is done; a registry that does not
+   * answer makes the partition read it again later.
+   */
+  private async readRecord(run: BatchRun, message: { offset: string; value: Buffer | null }): Promise<DeliveryRecord | 'next' | 'leave'> {
+    const { topic, partition, tracker } = run;
+    let record: DeliveryRecord;
+    let fetchedSchema = false;
+    try {
+      // Synchronous once the schema is known: no promise and no microtask turn per record.
+      let decoded = this.opts.codec.decodeKnown(message.value);
+      if (!decoded) { fetchedSchema = true; decoded = await this.opts.codec.decode(message.value); }
+      if (decoded.name === 'io.switchyard.pipeline.DeliveryTask') record = { task: decoded.value };
+      else if (decoded.name === 'io.switchyard.pipeline.DeferredRange' && topic !== this.opts.deliveryTopic) record = { range: decoded.value };
+      else throw new Error(`${decoded.name} is not a delivery task`);
+    } catch (err) {
+      if (err instanceof RegistryUnavailableError) {
+        this.registryUnavailable(err);
+        this.pauses.waitUntilDue(topic, partition, message.offset, REGISTRY_RETRY_MS);
+        return 'leave';
+      }
+      await this.opts.setAside(message.value, topic, partition, message.offset, (err as Error).message);
+      if (run.gone()) return 'leave';
+      this.leaveBehind(run, message.offset);
+      tracker.complete(message.offset);
+      this.commits.requestCommit();
+      return 'next';
+    }
+    return fetchedSchema && run.gone() ? 'leave' : record;
+  }
+
+  /** What admission (admission.ts) is told of a record: the facts of this moment. */
+  private admissionInput(run: BatchRun, record: DeliveryRecord, now: number, membershipUnconfirmed: boolean): AdmissionInput {
+    const base = { now, membershipUnconfirmed, commitsStalled: this.commits.commitsStalled(now) };
+    if (record.range) return { ...base, notBefore: record.range.notBefore, record: { kind: 'range' } };
+    const { task } = record;
+    const id = task.destinationId;
+    const circuitOpen = this.opts.runner.circuitOpen(task);
+    const full = !circuitOpen && this.slots.destinationFull(id);
+    const destination: DestinationView = { circuitOpen, full, stalled: full && this.stalls.confirmedStalled(id) };
+    const perSecond = this.opts.runner.rateLimitOf(id);
+    if (perSecond !== undefined) destination.rate = { tokenInMs: this.rates.tokenInMs(id, perSecond) };
+    return { ...base, notBefore: task.notBefore, record: { kind: 'task', joinable: run.ranges !== undefined && mayJoinRange(task), destination } };
+  }
+
+  /** Carries out what admission decided for a record; says whether the batch goes on. */
+  private async carryOut(run: BatchRun, offset: string, record: DeliveryRecord, input: AdmissionInput): Promise<BatchStep> {
+    const { topic, partition, tracker } = run;
+    const admission = admit(input);
+    if (admission.action === 'wait') { this.pauses.waitUntilDue(topic, partition, offset, admission.ms); return 'leave'; }
+    if (record.range) {
+      const { range } = record;
+      return this.inDeferralSlot(run, offset, () => this.replay.releaseRange(range, topic, partition, tracker, offset));
+    }
+    const { task } = record;
+    const id = task.destinationId;
+    if (admission.action === 'join_range') {
+      // Fresh tasks stay in the delivery topic: one tier record for the batch's run of them.
+      if (this.stopping) return 'leave';
+      this.leaveBehind(run, offset);
+      const closed = run.ranges?.add(task, offset, admission.reason);
+      if (closed) this.replay.writeRange(closed, tracker);
+      return 'next';
+    }
+    // A range holds only deferred tasks of its destination, or reading it again would send this one twice.
+    const ended = run.ranges?.size ? run.ranges.end(id) : undefined;
+    if (ended) this.replay.writeRange(ended, tracker);
+    switch (admission.action) {
+      case 'wait_for_destination':
+        this.pauses.waitForDestination(id, topic, partition, offset);
+        return 'leave';
+      case 'defer': {
+        const { reason } = admission;
+        return this.inDeferralSlot(run, offset, () => this.replay.deferTask(task, reason, tracker, offset));
+      }
+      case 'wait_for_token': {
+        const at = this.rates.take(id, this.opts.runner.rateLimitOf(id) ?? 0) ?? this.opts.clock();
+        this.leaveBehind(run, offset);
+        this.slots.taskStarted();
+        void this.dispatchAt(at, task, tracker, offset, run.key);
+        return 'next';
+      }
+      case 'release_range':
+        return 'next'; // for ranges only (above)
+      case 'dispatch':
+        if (admission.takesToken) this.rates.take(id, this.opts.runner.rateLimitOf(id) ?? 0);
+        return this.dispatchInSlot(run, offset, task);
+    }
+  }
+
+  /** Sends a task in a global slot: one free is taken at once (the common case); otherwise it waits for one. */
+  private async dispatchInSlot(run: BatchRun, offset: string, task: DeliveryTask): Promise<BatchStep> {
+    const waited = this.stopping || !this.slots.global.tryAcquire();
+    if (waited && !(await this.slots.acquireUnlessStopping())) return 'leave';
+    if (waited && run.gone()) { this.slots.global.release(); return 'leave'; }
+    this.leaveBehind(run, offset);
+    this.slots.taskStarted();
+    void this.dispatch(task, run.tracker, offset, run.key);
+    return waited ? 'sent_after_wait' : 'sent';
+  }
+
+  /**
+   * Work that takes a deferral slot instead of a request slot: a range that fell due (read back
+   * from the delivery topic, or deferred again), or a task for the retry tier.
+   */
+  private inDeferralSlot(run: BatchRun, offset: string, work: () => Promise<void>): BatchStep {
+    if (this.stopping) return 'leave';
+    if (!this.slots.deferrals.tryAcquire()) {
+      this.pauses.waitForDeferrals(run.topic, run.partition, offset);
+      return 'leave';
+    }
+    this.leaveBehind(run, offset);
+    this.slots.taskStarted();
+    void work();
+    return 'next';
+  }
+
+  /**
+   * A record the batch is done with for now: tracked (its offset is committed only once it is
+   * finished), and kafkajs fetches the partition again from past it. The offset is resolved once,
+   * as the batch is left, rather than per record: the same position, since no fetch of this
+   * partition runs while its batch is handled, and a seek (destination full, tier record not due,
+   * rebalance) overrides it anyway. Per record it cost two int64 parses.
+   */
+  private leaveBehind(run: BatchRun, offset: string): void {
+    run.tracker.track(offset);
+    run.resolved = offset;
   }
 
   /**

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from '@switchyard/platform/logger';
 import type { FetchedRecord } from '@switchyard/platform/kafka/groupless-reader';
 import type { DeferredRange, DeliveryTask } from '@switchyard/platform/schemas/generated';
+import { refusalOf } from './admission.js';
 import type { GroupAssignment } from './assignment.js';
 import type { CommitScheduler } from './commit-scheduler.js';
 import { restOfRange, resumedFromRange, type DeferReason, type PendingRange, type RefusalReason } from './deferred-ranges.js';
@@ -103,9 +104,9 @@ export class RangeReplay {
 
   /** Why a destination takes no request now (every circuit open, or full and stalled), if it does not. */
   private refusal(destinationId: string): RefusalReason | undefined {
-    if (this.opts.runner.destinationRefuses(destinationId)) return 'circuit_open';
-    if (this.opts.slots.destinationFull(destinationId) && this.opts.stalls.confirmedStalled(destinationId)) return 'overloaded';
-    return undefined;
+    const circuitOpen = this.opts.runner.destinationRefuses(destinationId);
+    const full = !circuitOpen && this.opts.slots.destinationFull(destinationId);
+    return refusalOf({ circuitOpen, full, stalled: full && this.opts.stalls.confirmedStalled(destinationId) });
   }
 
   /**

@@ -126,6 +126,24 @@ export class RateLimits {
     return { action: 'wait', at };
   }
 
+  /** How long until a task of `destinationId`, limited to `perSecond`, would get a token (TokenBucket.tokenInMs); reserves nothing. */
+  tokenInMs(destinationId: string, perSecond: number): number | undefined {
+    const now = this.opts.clock();
+    return this.bucket(destinationId, perSecond, now).tokenInMs(now);
+  }
+
+  /**
+   * Takes the next token however far ahead it is, and says when it comes (undefined only for a
+   * limit of 0): after tokenInMs, for a task admission sends or lets wait. A wait counts in
+   * `waiting` until waited() is called.
+   */
+  take(destinationId: string, perSecond: number): number | undefined {
+    const now = this.opts.clock();
+    const at = this.bucket(destinationId, perSecond, now).reserve(now, Number.POSITIVE_INFINITY);
+    if (at !== undefined && at > now) this.waitingNow++;
+    return at;
+  }
+
   /**
    * Reserves tokens for up to `n` tasks of a range, none further than `maxWaitMs` ahead: the time
    * of each (now for a token there already). A range takes its tokens at once, before it is read,

@@ -51,6 +51,13 @@ export class TokenBucket {
     return now + waitMs;
   }
 
+  /** How long until the next token (0 when one is there), undefined when none ever comes; takes nothing. */
+  tokenInMs(now: number): number | undefined {
+    this.refill(now);
+    if (this.level >= 1) return 0;
+    return this.rate === 0 ? undefined : Math.ceil(((1 - this.level) / this.rate) * 1000);
+  }
+
   /** Whether reserve(now, maxWaitMs) would give a token, without taking one. */
   wouldGrant(now: number, maxWaitMs: number): boolean {
     this.refill(now);
