@@ -8,12 +8,22 @@ import { createKafka } from '@switchyard/platform/kafka/client';
 import { createLogger } from '@switchyard/platform/logger';
 import { spawnManaged, waitUntil, type ManagedProcess } from './process.js';
 import type { KafkaSecuritySettings } from '@switchyard/platform/kafka/security';
-import type { BrokerSecurity } from './secure.js';
+import type { Credential } from './credentials.js';
 
 /** Where one node listens: clients on port, the KRaft quorum on controllerPort. */
 export interface KafkaAddress {
   port: number;
   controllerPort: number;
+}
+
+/** What kafka.ts needs to run a secured node (made by secure.ts). */
+export interface BrokerSecurity {
+  /** server.properties lines for listeners, TLS, SASL and the authorizer (the file holds the broker's password: mode 0600). */
+  properties(address: KafkaAddress): string[];
+  /** SCRAM-SHA-512 users created when the storage is formatted. */
+  scramUsers: readonly Credential[];
+  /** How the stack's own admin client connects. */
+  client: KafkaSecuritySettings;
 }
 
 export interface KafkaOptions extends KafkaAddress {

@@ -11,7 +11,7 @@ import { createKafka } from '@switchyard/platform/kafka/client';
 import type { KafkaSecuritySettings } from '@switchyard/platform/kafka/security';
 import { createLogger } from '@switchyard/platform/logger';
 import { ensureCredentials, writeEnvFile, type Credential } from './credentials.js';
-import { formattedClusterId, type KafkaAddress } from './kafka.js';
+import { formattedClusterId, type BrokerSecurity, type KafkaAddress } from './kafka.js';
 import { BROKER_CERT_NAME, makeBrokerTls } from './tls.js';
 
 /** The broker's own principal: inter-broker SASL and its certificate towards the controller listener. */
@@ -20,16 +20,6 @@ export const BROKER_USER = BROKER_CERT_NAME;
 export const ADMIN_USER = 'switchyard-admin';
 export const SASL_MECHANISM = 'SCRAM-SHA-512' as const;
 const SCRAM_LOGIN = 'org.apache.kafka.common.security.scram.ScramLoginModule';
-
-/** What kafka.ts needs to run a secured node. */
-export interface BrokerSecurity {
-  /** server.properties lines for listeners, TLS, SASL and the authorizer (the file holds the broker's password: mode 0600). */
-  properties(address: KafkaAddress): string[];
-  /** SCRAM-SHA-512 users created when the storage is formatted. */
-  scramUsers: readonly Credential[];
-  /** How the stack's own admin client connects. */
-  client: KafkaSecuritySettings;
-}
 
 export interface StackSecurity {
   /** Holds tls/, credentials/, env/ and client.env. */

@@ -1,5 +1,5 @@
 import { formatDuration, parseStrictDuration } from './durations.js';
-import type { RetryPolicy } from './retry-schedule.js';
+import type { AppliedRetryPolicy, RetryPolicy, RetryPolicySource } from './retry-schedule.js';
 import type { Destination, DestinationRetryPolicy } from './schemas/generated.js';
 
 /**
@@ -65,10 +65,7 @@ export function retryPolicyText(policy: DestinationRetryPolicy): RetryPolicyText
   return { tiers: policy.tiersMs.map(formatDuration), deadline: formatDuration(policy.deadlineMs) };
 }
 
-/** Which policy a task follows, for the trace and the metrics. */
-export type RetryPolicySource = 'default' | 'destination';
-
-export interface AppliedRetryPolicy { source: RetryPolicySource; policy: RetryPolicy }
+export type { AppliedRetryPolicy, RetryPolicySource };
 
 const appliedOf = new WeakMap<DestinationRetryPolicy, AppliedRetryPolicy>();
 

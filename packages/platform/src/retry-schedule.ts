@@ -1,5 +1,3 @@
-import type { AppliedRetryPolicy } from './destination-retry.js';
-
 /**
  * When a task that should be retried is tried next, or that it is out of time
  * (docs/decisions/0014-retry-tiers-and-deadline.md). Pure: the attempt count, the first attempt's time and the clock come in as arguments, so
@@ -23,6 +21,12 @@ export interface RetryPolicy {
   /** How long after the first attempt a task may still be tried. */
   deadlineMs: number;
 }
+
+/** Which policy a task follows, for the trace and the metrics. */
+export type RetryPolicySource = 'default' | 'destination';
+
+/** The policy a destination's tasks follow (destination-retry.ts: appliedRetryPolicy), and whose it is. */
+export interface AppliedRetryPolicy { source: RetryPolicySource; policy: RetryPolicy }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
   tiersMs: Object.freeze([10_000, 60_000, 600_000, 3_600_000]),

@@ -2,7 +2,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
 import type { Logger } from '@switchyard/platform/logger';
 import type { PartitionOffsets } from './offset-tracker.js';
-import { RANGE_WAIT_POLL_MS } from './range-replay.js';
+
+/**
+ * While a range's destination is full (and not stalled), or the group rebalances, or membership is
+ * unconfirmed, a range's run waits this long before looking again.
+ */
+export const RANGE_WAIT_POLL_MS = 20;
 
 /**
  * After this long without a successful heartbeat (the process was frozen or starved), membership is

@@ -3,7 +3,7 @@ import type { Logger } from '@switchyard/platform/logger';
 import type { FetchedRecord } from '@switchyard/platform/kafka/groupless-reader';
 import type { DeferredRange, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { refusalOf } from './admission.js';
-import type { GroupAssignment } from './assignment.js';
+import { RANGE_WAIT_POLL_MS, type GroupAssignment } from './assignment.js';
 import type { CommitScheduler } from './commit-scheduler.js';
 import { restOfRange, resumedFromRange, type DeferReason, type PendingRange, type RefusalReason } from './deferred-ranges.js';
 import type { DeliveryMetrics } from './delivery-metrics.js';
@@ -14,12 +14,6 @@ import { LATE_MS, WAIT_IN_MEMORY_MS, type RateLimits } from './rate-limits.js';
 import type { StallDetector } from './stall-detector.js';
 import type { TaskRunner } from './task-runner.js';
 import type { TaskSlots } from './task-slots.js';
-
-/**
- * While a range's destination is full (and not stalled), or the group rebalances, or membership is
- * unconfirmed, a range's run waits this long before looking again.
- */
-export const RANGE_WAIT_POLL_MS = 20;
 
 export interface RangeReplayOptions {
   runner: TaskRunner;

@@ -1,7 +1,7 @@
 import { SETTINGS_MAX_AGE_SECONDS } from './browser-settings.js';
 import { CALL_TYPES, MAX_MESSAGE_BYTES } from './event-rules.js';
 import { MAX_REQUEST_BYTES } from './request-body.js';
-import { ROUTES } from './routes.js';
+import { ROUTES } from './paths.js';
 
 /**
  * The OpenAPI 3.1 document of the tracking API, built from the route table and limits the

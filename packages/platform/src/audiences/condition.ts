@@ -1,5 +1,3 @@
-import type { UserState } from './user-state.js';
-
 /**
  * The audience condition language: JSON, validated once when an audience is created, then evaluated
  * per user against their traits and event counters
@@ -21,6 +19,23 @@ import type { UserState } from './user-state.js';
  *   ISO 8601 date (the value may be an ISO string or epoch milliseconds); anything else is false.
  * - `contains`: substring of a string value, or an element of an array value.
  */
+
+/**
+ * What the audiences processor knows about one user: enough to evaluate every audience and
+ * computed trait of the user's source, and to tell what it last delivered (so a restart, which
+ * restores this from the changelog, neither forgets nor re-sends). Kept by user-state.ts.
+ */
+export interface UserState {
+  traits: Record<string, unknown>;
+  /** Event timestamps per counter key, ascending, pruned to the key's window. */
+  counters: Record<string, number[]>;
+  /** The latest matching event per counter key; `properties` holds only the filter's property. */
+  lastSeen: Record<string, { at: number; properties: Record<string, unknown> }>;
+  /** Audience id → membership last delivered. */
+  memberships: Record<string, boolean>;
+  /** Computed trait id → value last delivered. */
+  computed: Record<string, unknown>;
+}
 
 export const COMPARISON_OPS = ['eq', 'neq', 'exists', 'not_exists', 'gt', 'gte', 'lt', 'lte', 'contains'] as const;
 export type ComparisonOp = (typeof COMPARISON_OPS)[number];

@@ -1,24 +1,11 @@
-import { counterKey, isObject, lookup, matches, MAX_COUNT, mergeCounterSpecs, type CounterSpec } from './condition.js';
+import { counterKey, isObject, lookup, matches, MAX_COUNT, mergeCounterSpecs, type CounterSpec, type UserState } from './condition.js';
 
 /**
- * What the audiences processor knows about one user: enough to evaluate every audience and
- * computed trait of the user's source, and to tell what it last delivered (so a restart, which
- * restores this from the changelog, neither forgets nor re-sends).
- *
- * Every function here returns a new state and leaves its input alone (unchanged parts are
- * shared), so a decision can be tested and retried freely.
+ * A user's state (UserState, in condition.ts) as events and identify calls change it. Every
+ * function here returns a new state and leaves its input alone (unchanged parts are shared), so a
+ * decision can be tested and retried freely.
  */
-export interface UserState {
-  traits: Record<string, unknown>;
-  /** Event timestamps per counter key, ascending, pruned to the key's window. */
-  counters: Record<string, number[]>;
-  /** The latest matching event per counter key; `properties` holds only the filter's property. */
-  lastSeen: Record<string, { at: number; properties: Record<string, unknown> }>;
-  /** Audience id → membership last delivered. */
-  memberships: Record<string, boolean>;
-  /** Computed trait id → value last delivered. */
-  computed: Record<string, unknown>;
-}
+export type { UserState };
 
 export interface TrackCall {
   event: string;
