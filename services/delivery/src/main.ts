@@ -15,12 +15,12 @@ import { kafkajsPartitionSource } from '@switchyard/platform/kafka/kafkajs-parti
 import { committedOffsets } from '@switchyard/platform/exactly-once/partition-transactions';
 import { readPartitionRange } from '@switchyard/platform/kafka/partition-range';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
-import { connectPipeline, startConfigView } from '@switchyard/platform/pipeline';
+import { connectPipeline, startConfigView, type PipelineClients } from '@switchyard/platform/pipeline';
 import { validateRetryPolicy } from '@switchyard/platform/retry-schedule';
-import { createRuntime, runMain } from '@switchyard/platform/runtime';
+import { createRuntime, runMain, type ServiceRuntime } from '@switchyard/platform/runtime';
 import { CircuitBreaker } from './circuit-breaker.js';
 import { DeliveryConsumer } from './delivery-consumer.js';
-import { deliveryMetrics } from './delivery-metrics.js';
+import { deliveryMetrics, type DeliveryMetrics } from './delivery-metrics.js';
 import { FailedAttemptLog } from './failed-attempt-log.js';
 import { startAttemptRecorder } from './attempt-recorder.js';
 import { HealthPublisher } from './health-publisher.js';
@@ -65,6 +65,16 @@ const configSchema = z.object({
   DELIVERY_READS: z.enum(['all', 'main', 'retries']).default('all'),
 });
 
+type DeliveryConfig = z.infer<typeof configSchema>;
+
+/** What the consumer is built from: the task runner and what it writes with, and whether shutdown began. */
+interface RunnerParts {
+  runner: TaskRunner;
+  batcher: BatchingProducer;
+  metrics: DeliveryMetrics;
+  stopping: () => boolean;
+}
+
 runMain('delivery', async () => {
   const config = loadConfig(configSchema);
   const runtime = createRuntime({ service: 'delivery', logLevel: config.LOG_LEVEL });
@@ -73,9 +83,24 @@ runMain('delivery', async () => {
     'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.DeferredRange', 'io.switchyard.pipeline.DeadLetter', 'io.switchyard.pipeline.InvalidEvent', 'io.switchyard.pipeline.TraceRecords',
     'io.switchyard.pipeline.DestinationState', 'io.switchyard.pipeline.DestinationHealth',
   ]);
+  let stopping = false;
+  const parts = await startTaskRunner(runtime, clients, config, () => stopping);
+  const { delivery, groupId } = await deliveryConsumer(runtime, clients, config, parts);
+  // kafkajs rejoins a rebalancing group at once; delivery first commits what it finished.
+  const unhook = beforeRejoining(groupId, () => delivery.handOver());
+  // Registered after the consumer's disconnect, so it runs before it: stop reading, drain, commit.
+  runtime.lifecycle.onShutdown('delivery', async () => { unhook(); await delivery.stop(); stopping = true; });
+  await delivery.start();
+});
+
+/**
+ * The task runner and everything one attempt touches: the config view, the webhook client, the
+ * circuit breaker, the attempt recorder, and the destination-state reports (refusing destinations
+ * for fan-out, failing clocks for control).
+ */
+async function startTaskRunner(runtime: ServiceRuntime, clients: PipelineClients, config: DeliveryConfig, stopping: () => boolean): Promise<RunnerParts> {
   const { kafka, producer, codec, topics } = clients;
   const view = await startConfigView(runtime, clients);
-
   const metrics = deliveryMetrics(runtime.metrics, { retryTiers: config.SWITCHYARD_RETRY_TIERS.length });
   const client = new WebhookClient({ policy: new AddressPolicy(config.SWITCHYARD_ALLOWED_CIDRS), timeoutMs: config.DELIVERY_TIMEOUT, userAgent: `${config.DELIVERY_USER_AGENT}/1.0` });
   runtime.lifecycle.onShutdown('webhook-client', () => client.close());
@@ -98,14 +123,18 @@ runMain('delivery', async () => {
     states, writer, clock: Date.now, logger: runtime.logger,
     write: (state) => batcher.submit([{ topic: topics.destinationState, key: state.destinationId, value: codec.encode('io.switchyard.pipeline.DestinationState', state) }]).acked,
   });
-  let stopping = false;
   const runner = new TaskRunner({
     config: view.state, client, codec, producer: batcher, topics, metrics, logger: runtime.logger, clock: Date.now,
     breaker: new CircuitBreaker({ failureThreshold: config.DELIVERY_BREAKER_THRESHOLD, openMs: config.DELIVERY_BREAKER_OPEN, now: Date.now }),
     policy: validateRetryPolicy({ tiersMs: config.SWITCHYARD_RETRY_TIERS, deadlineMs: config.SWITCHYARD_RETRY_DEADLINE }),
-    stopping: () => stopping, recordAttempt, failures, refusals, health,
+    stopping, recordAttempt, failures, refusals, health,
   });
+  return { runner, batcher, metrics, stopping };
+}
 
+/** The consumer group over the delivery topic and the retry tiers (DELIVERY_READS), and its group id. */
+async function deliveryConsumer(runtime: ServiceRuntime, clients: PipelineClients, config: DeliveryConfig, { runner, batcher, metrics, stopping }: RunnerParts): Promise<{ delivery: DeliveryConsumer; groupId: string }> {
+  const { kafka, codec, topics } = clients;
   // Short sessions: a replacement takes over a crashed instance's partitions within seconds.
   // Fetches return as soon as records exist (STAGE_FETCH): a task is dispatched as soon as it is
   // committed upstream, and a partition resumed is read within DELIVERY_FETCH_WAIT_MS.
@@ -143,7 +172,7 @@ runMain('delivery', async () => {
       const source = rangeSources.get(topic);
       if (!source) throw new Error(`a deferred range names ${topic}, neither the delivery nor the ingest topic`);
       return readPartitionRange(source, partition, from, to, {
-        stopping: () => stopping,
+        stopping,
         onRetry: (err) => runtime.logger.warn({ err, topic, partition }, 'reading deferred tasks failed; retrying'),
       });
     },
@@ -157,9 +186,5 @@ runMain('delivery', async () => {
       await batcher.submit([{ topic: topics.invalidEvents, key: null, value: codec.encode('io.switchyard.pipeline.InvalidEvent', record) }]).acked;
     },
   });
-  // kafkajs rejoins a rebalancing group at once; delivery first commits what it finished.
-  const unhook = beforeRejoining(groupId, () => delivery.handOver());
-  // Registered after the consumer's disconnect, so it runs before it: stop reading, drain, commit.
-  runtime.lifecycle.onShutdown('delivery', async () => { unhook(); await delivery.stop(); stopping = true; });
-  await delivery.start();
-});
+  return { delivery, groupId };
+}

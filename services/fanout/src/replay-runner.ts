@@ -3,13 +3,13 @@ import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { RegistryUnavailableError } from '@switchyard/platform/errors';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import { compileFilter, parseDestinationFilter, type CompiledFilter } from '@switchyard/platform/filters/destination-filter';
-import { createConsumer, createProducer, type Consumer, type Kafka, type Producer } from '@switchyard/platform/kafka/client';
+import { createConsumer, createProducer, type Consumer, type EachBatchPayload, type Kafka, type Producer } from '@switchyard/platform/kafka/client';
 import { groupIds, replayTransactionalId, throwawayGroupPrefixes } from '@switchyard/platform/kafka/groups';
 import { writtenBySwitchyard } from '@switchyard/platform/kafka/record-origin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import { commitInTransaction, type TransactionRecord } from '@switchyard/platform/exactly-once/transaction';
 import type { Logger } from '@switchyard/platform/logger';
-import type { Replay, ReplayProgress } from '@switchyard/platform/schemas/generated';
+import type { Replay, ReplayPartition, ReplayProgress } from '@switchyard/platform/schemas/generated';
 import { decideFanout, type ReplayTarget } from './fanout-decision.js';
 import { chunkSize, isTerminal, mayBeTruncated, pauseFor, planPartitions, remaining } from './replay-plan.js';
 
@@ -293,27 +293,7 @@ class ReplayJob {
           if (broken) { await this.finish('failed', broken); return; }
           const p = part(batch.partition)!;
           const slice = messages.slice(i, i + chunk);
-          const records: TransactionRecord[] = [];
-          let matched = 0;
-          let retainedFrom = p.retainedFrom;
-          const now = clock();
-          for (const m of slice) {
-            if (this.truncated.has(batch.partition) && Number(m.offset) === p.start) {
-              this.truncated.delete(batch.partition);
-              if (Number(m.timestamp) > this.replay.from) retainedFrom = Number(m.timestamp);
-            }
-            let decision;
-            try {
-              const direct = writtenBySwitchyard(m.headers) ? undefined : { bytes: m.value?.length ?? 0 };
-              decision = decideFanout(await codec.decode(m.value), config, now, direct, target);
-            } catch (err) {
-              if (err instanceof RegistryUnavailableError) throw err; // the record may be fine: the batch is read again
-              continue; // fan-out set it aside on invalid-events when it first read it
-            }
-            if (decision.kind !== 'tasks') continue;
-            matched += decision.tasks.length;
-            for (const { key, task } of decision.tasks) records.push({ topic: topics.delivery, key, value: codec.encode('io.switchyard.pipeline.DeliveryTask', task) });
-          }
+          const { records, matched, retainedFrom } = await this.chunkTasks(slice, p, target);
           const last = Number(slice.at(-1)!.offset);
           scannedThisRun += slice.length;
           const current = this.progress!;
@@ -337,6 +317,37 @@ class ReplayJob {
       if (p.next < p.end) consumer.seek({ topic: topics.ingest, partition: p.partition, offset: String(p.next) });
       else pauseIfDone(p.partition);
     }
+  }
+
+  /**
+   * The tasks of one chunk of a partition's records, decided for the replay's destination, and
+   * how many matched. The partition's first record tells how far back it is still retained, when
+   * the range began before it (`truncated`).
+   */
+  private async chunkTasks(slice: readonly EachBatchPayload['batch']['messages'][number][], p: ReplayPartition, target: ReplayTarget): Promise<{ records: TransactionRecord[]; matched: number; retainedFrom: number | null }> {
+    const { topics, codec, config, clock } = this.deps;
+    const records: TransactionRecord[] = [];
+    let matched = 0;
+    let retainedFrom = p.retainedFrom;
+    const now = clock();
+    for (const m of slice) {
+      if (this.truncated.has(p.partition) && Number(m.offset) === p.start) {
+        this.truncated.delete(p.partition);
+        if (Number(m.timestamp) > this.replay.from) retainedFrom = Number(m.timestamp);
+      }
+      let decision;
+      try {
+        const direct = writtenBySwitchyard(m.headers) ? undefined : { bytes: m.value?.length ?? 0 };
+        decision = decideFanout(await codec.decode(m.value), config, now, direct, target);
+      } catch (err) {
+        if (err instanceof RegistryUnavailableError) throw err; // the record may be fine: the batch is read again
+        continue; // fan-out set it aside on invalid-events when it first read it
+      }
+      if (decision.kind !== 'tasks') continue;
+      matched += decision.tasks.length;
+      for (const { key, task } of decision.tasks) records.push({ topic: topics.delivery, key, value: codec.encode('io.switchyard.pipeline.DeliveryTask', task) });
+    }
+    return { records, matched, retainedFrom };
   }
 
   /** Writes the final state (with no tasks) and ends the job. */
