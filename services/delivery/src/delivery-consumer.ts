@@ -16,6 +16,7 @@ import { RangeTasks, REGISTRY_RETRY_MS } from './range-tasks.js';
 import { RateLimits } from './rate-limits.js';
 import { StallDetector } from './stall-detector.js';
 import type { TaskRunner } from './task-runner.js';
+import { TaskDispatch } from './task-dispatch.js';
 import { TaskSlots } from './task-slots.js';
 
 /** How often, at most, the fetch loop hands kafkajs a chance to heartbeat (it sends one per heartbeatInterval). */
@@ -108,10 +109,11 @@ type BatchStep = 'next' | 'leave' | 'sent' | 'sent_after_wait';
  * stays in the group while in-flight tasks finish, commits, and only then leaves: a graceful
  * shutdown re-delivers nothing.
  *
- * The batch loop and dispatch are here; the rest is wired in from pieces of their own:
+ * The batch loop is here; the rest is wired in from pieces of their own:
  * commit-scheduler.ts (when offsets are committed), pause-control.ts (which partitions wait, and
  * until when), assignment.ts (membership and where partitions start after a rebalance),
- * range-replay.ts (deferred tasks and ranges) and task-slots.ts (the slots tasks hold).
+ * range-replay.ts (deferred tasks and ranges), task-slots.ts (the slots tasks hold), admission.ts
+ * (what to do with each record) and task-dispatch.ts (running admitted tasks).
  */
 export class DeliveryConsumer {
   private readonly offsets = new PartitionOffsets();
@@ -130,6 +132,8 @@ export class DeliveryConsumer {
   private readonly replay: RangeReplay;
   /** Destination rate limits at this instance's share of the partitions. */
   private readonly rates: RateLimits;
+  /** Runs admitted tasks in their slots and marks them finished. */
+  private readonly dispatcher: TaskDispatch;
   private stopping = false;
   /** The eachBatch call running now, if any: stop() waits for it to return. */
   private batchRunning: Promise<void> | undefined;
@@ -150,7 +154,11 @@ export class DeliveryConsumer {
     const rangeTasks = new RangeTasks({ codec: opts.codec, logger, setAside: opts.setAside, registryUnavailable: (err) => this.registryUnavailable(err), stopping });
     this.replay = new RangeReplay({
       runner: opts.runner, readRange: opts.readRange, metrics: opts.metrics, logger, clock, slots: this.slots, pauses: this.pauses, commits: this.commits,
-      group: this.group, stalls: this.stalls, rangeTasks, rates: this.rates, holdMs: opts.holdMs ?? 10_000, runInSlots: (task, held) => this.runInSlots(task, held), stopping,
+      group: this.group, stalls: this.stalls, rangeTasks, rates: this.rates, holdMs: opts.holdMs ?? 10_000, runInSlots: (task, held) => this.dispatcher.runInSlots(task, held), stopping,
+    });
+    this.dispatcher = new TaskDispatch({
+      runner: opts.runner, slots: this.slots, stalls: this.stalls, pauses: this.pauses, commits: this.commits, group: this.group, logger, clock,
+      awaitReserved: (...args) => this.replay.awaitReserved(...args),
     });
     opts.metrics.countInFlight(() => this.slots.global.active);
   }
@@ -307,7 +315,7 @@ export class DeliveryConsumer {
         const at = this.rates.take(id, this.opts.runner.rateLimitOf(id) ?? 0) ?? this.opts.clock();
         this.leaveBehind(run, offset);
         this.slots.taskStarted();
-        void this.dispatchAt(at, task, tracker, offset, run.key);
+        void this.dispatcher.dispatchAt(at, task, tracker, offset, run.key);
         return 'next';
       }
       case 'release_range':
@@ -325,7 +333,7 @@ export class DeliveryConsumer {
     if (waited && run.gone()) { this.slots.global.release(); return 'leave'; }
     this.leaveBehind(run, offset);
     this.slots.taskStarted();
-    void this.dispatch(task, run.tracker, offset, run.key);
+    void this.dispatcher.dispatch(task, run.tracker, offset, run.key);
     return waited ? 'sent_after_wait' : 'sent';
   }
 
@@ -399,65 +407,6 @@ export class DeliveryConsumer {
     this.commits.cancelScheduled();
     await this.commits.inFlight;
     await this.commits.commit().catch((err: unknown) => this.opts.logger.info({ err }, 'offset commit before rejoining the group refused'));
-  }
-
-  /**
-   * Runs a task in its destination's request slots; once it reached an outcome its offset may be
-   * committed. Only shutdown makes the runner give up: the offset stays uncommitted and the task is
-   * read again.
-   */
-  private async dispatch(task: DeliveryTask, tracker: OffsetTracker, offset: string, held: string): Promise<void> {
-    if (await this.runInSlots(task, held)) { tracker.complete(offset); this.commits.requestCommit(); }
-  }
-
-  /**
-   * Dispatches a task once its rate limit's token comes (`at`), taking a global slot only then: a
-   * waiting task holds none, so healthy destinations' tasks never wait behind it. If its partition
-   * moved meanwhile it is dropped unsent (the next owner reads it again); if this instance lost its
-   * share, it is held in the first tier.
-   */
-  private async dispatchAt(at: number, task: DeliveryTask, tracker: OffsetTracker, offset: string, held: string): Promise<void> {
-    const heldSince = this.group.heldSinceOf(held);
-    const token = await this.replay.awaitReserved(at, task.destinationId, held, heldSince);
-    if (token === 'hold') {
-      try {
-        await this.opts.runner.hold(task);
-        tracker.complete(offset);
-        this.commits.requestCommit();
-      } catch (err) {
-        this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished');
-      } finally {
-        this.slots.taskEnded();
-      }
-      return;
-    }
-    if (token !== 'go' || !(await this.slots.acquireUnlessStopping())) { this.slots.taskEnded(); return; }
-    if (!this.group.stillHeld(held, heldSince)) { this.slots.finished(); return; }
-    await this.dispatch(task, tracker, offset, held);
-  }
-
-  /**
-   * Runs a task holding a global slot (taken by the caller, released here); true once it reached an
-   * outcome. `held` is the partition whose offset finishes the task (the tier's, for a range's task).
-   */
-  private async runInSlots(task: DeliveryTask, held: string): Promise<boolean> {
-    const key = task.destinationId;
-    const { perDestination } = this.slots;
-    const heldSince = this.group.heldSinceOf(held);
-    if (!perDestination.tryAcquire(key)) await perDestination.acquire(key);
-    const mark = this.stalls.started(key, this.opts.clock());
-    let finished = false;
-    try {
-      finished = await this.opts.runner.run(task, () => this.group.mayFollowUp(held, heldSince)) !== false;
-    } catch (err) {
-      this.opts.logger.warn({ err, taskId: task.taskId }, 'task left unfinished');
-    } finally {
-      this.stalls.finished(key, mark, this.opts.clock());
-      perDestination.release(key);
-      this.pauses.resumeDrained(key);
-      this.slots.finished();
-    }
-    return finished;
   }
 
   /** Counts a lookup the registry did not answer; logs at most one line per COMMIT_FAILURE_LOG_MS. */
