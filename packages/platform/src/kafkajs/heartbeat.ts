@@ -1,20 +1,29 @@
 // Correction to kafkajs 2.2.4: the one wrapper of ConsumerGroup.heartbeat. It corrects two things
 // a heartbeat learns, each in its own branch below.
 //
-// 1. The coordinator cannot be reached.
-//    Defect: ConsumerGroup.heartbeat (src/consumer/consumerGroup.js) lets a connection error or
+// 1. The coordinator moved, or cannot be reached.
+//    Defects: ConsumerGroup.heartbeat (src/consumer/consumerGroup.js) lets a connection error or
 //    request timeout from the coordinator through as it is; kafkajs keeps the dead coordinator and
 //    the runner's retries end in a crash. Related upstream reports:
 //    https://github.com/tulios/kafkajs/issues/939 and https://github.com/tulios/kafkajs/issues/1011
-//    (the consumer crashes with "Not connected" from Broker.heartbeat).
-//    Before: a lost broker that was the group's coordinator crashed every consumer of the group,
-//    which started again under new member ids (partitions stopped, a rebalance, finished work not
-//    yet committed sent again by the next owners).
-//    After: the error is answered as NOT_COORDINATOR, on which kafkajs's runner finds the
-//    coordinator again and rejoins under the same member id, which the new coordinator knows from
-//    the group's stored state, so the members keep their partitions.
-//    Reproduced by: heartbeat.test.ts ("a heartbeat that cannot reach the coordinator ...");
-//    in a cluster by test/faults-cluster.test.ts.
+//    (the consumer crashes with "Not connected" from Broker.heartbeat). And NOT_COORDINATOR counts
+//    as a rebalance (`isRebalancing` in src/errors.js), so the runner stops every fetcher and
+//    rejoins; a rejoining group leader makes the whole group rebalance. The Java client instead
+//    marks the coordinator unknown, finds the new one and heartbeats on.
+//    Before: a lost broker that was the group's coordinator crashed every consumer of the group
+//    (new member ids, a rebalance, finished work not yet committed sent again by the next owners);
+//    once that crash was answered as NOT_COORDINATOR, every member still stopped fetching and
+//    rejoined when the coordinator moved (the failover bench's controller kill: deliveries resumed
+//    1–4 s after the broker was fenced, all partitions at once).
+//    After: as the Java client does. The coordinator is looked up again (coordinator-cache.ts has
+//    forgotten it: the request to it failed) and the heartbeat is sent there, every
+//    COORDINATOR_RETRY_MS while the answer is "moved", "not available" or "loading", for up to the
+//    session timeout; the new coordinator knows the member and its generation from the group's
+//    stored state, so nothing stops. A rebalance or an unknown member learnt on the way goes to
+//    kafkajs as usual; a coordinator not found in time is answered as NOT_COORDINATOR, on which
+//    kafkajs rejoins under the same member id, as before.
+//    Reproduced by: heartbeat.test.ts ("... the coordinator ..."); in a cluster by
+//    test/faults-cluster.test.ts and the failover bench (`npm run bench -- --only failover`).
 //
 // 2. The group is rebalancing.
 //    Defect: kafkajs has no "partitions revoked" callback: a member learns of a rebalance from a
@@ -31,24 +40,35 @@
 //
 // Installed by install.ts: ConsumerGroup.prototype.heartbeat wrapped, once.
 import { createRequire } from 'node:module';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { UNREACHABLE_BROKER_ERRORS } from './fetch-broker-loss.js';
 
 const require = createRequire(import.meta.url);
 
 /** kafkajs's NOT_COORDINATOR error code: its runner rejoins (finding the coordinator again) on it. */
 const NOT_COORDINATOR = 16;
+/** Answers that say where the group's coordinator is has changed, or that it is still loading the group. */
+const COORDINATOR_MOVED: ReadonlySet<string> = new Set(['NOT_COORDINATOR_FOR_GROUP', 'GROUP_COORDINATOR_NOT_AVAILABLE', 'GROUP_LOAD_IN_PROGRESS']);
+/** How often the coordinator is looked for again while it has moved or is loading. */
+export const COORDINATOR_RETRY_MS = 250;
 
 type BrokerError = Error & { broker?: string; type?: string };
-interface KafkajsLogger { warn(message: string, extra?: Record<string, unknown>): void }
+interface KafkajsLogger { warn(message: string, extra?: Record<string, unknown>): void; info(message: string, extra?: Record<string, unknown>): void }
 interface ConsumerGroupInternals {
   groupId: string;
+  memberId: string | null;
+  sessionTimeout: number;
   logger: KafkajsLogger;
+  coordinator: unknown;
+  cluster: { findGroupCoordinator(options: { groupId: string }): Promise<unknown> };
   heartbeat(options: { interval: number }): Promise<void>;
 }
 
 const hooks = new Map<string, () => Promise<void>>();
 /** One run of the hook per rebalance, however many heartbeats (kafkajs's and the handler's) learn of it. */
 const running = new WeakMap<object, Promise<void>>();
+/** One search for a moved coordinator per consumer group, however many heartbeats fail meanwhile. */
+const searching = new WeakMap<object, Promise<void>>();
 const installed = Symbol.for('switchyard.kafkajs.heartbeat');
 
 /** Runs `hook` (errors ignored) before a consumer of `groupId` in this process rejoins its rebalancing group. Returns the unregistration. */
@@ -69,6 +89,52 @@ function runRejoinHook(group: ConsumerGroupInternals): Promise<void> | undefined
   return run;
 }
 
+function coordinatorMoved(error: BrokerError): boolean {
+  return UNREACHABLE_BROKER_ERRORS.has(error.name) || COORDINATOR_MOVED.has(error.type ?? '');
+}
+
+/**
+ * Finds the group's coordinator again and heartbeats there (branch 1 above); resolves once a
+ * heartbeat went through, rejects with what kafkajs must act on otherwise.
+ */
+function heartbeatOnNewCoordinator(group: ConsumerGroupInternals, heartbeat: ConsumerGroupInternals['heartbeat'], first: BrokerError, createErrorFromCode: (code: number) => Error): Promise<void> {
+  let search = searching.get(group);
+  if (search) return search;
+  search = (async () => {
+    group.logger.warn('The group coordinator moved or cannot be reached: finding it again, the member heartbeats on', { groupId: group.groupId, broker: first.broker, error: first.message });
+    const deadline = Date.now() + group.sessionTimeout;
+    while (Date.now() < deadline) {
+      await sleep(COORDINATOR_RETRY_MS);
+      try {
+        // kafkajs's lookup retries for as long as its client's retry allows: bounded here by the deadline.
+        group.coordinator = await withDeadline(group.cluster.findGroupCoordinator({ groupId: group.groupId }), deadline);
+        await heartbeat.call(group, { interval: 0 });
+        group.logger.info('Heartbeating on the group coordinator found again', { groupId: group.groupId, memberId: group.memberId });
+        return;
+      } catch (err) {
+        const error = err as BrokerError;
+        if (error instanceof DeadlinePassed) break;
+        if (coordinatorMoved(error)) continue;
+        if (error.type === 'REBALANCE_IN_PROGRESS') await runRejoinHook(group);
+        throw error;
+      }
+    }
+    group.logger.warn('The group coordinator was not found in time: rejoining as the same member', { groupId: group.groupId });
+    throw createErrorFromCode(NOT_COORDINATOR);
+  })().finally(() => searching.delete(group));
+  searching.set(group, search);
+  return search;
+}
+
+class DeadlinePassed extends Error {}
+
+function withDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new DeadlinePassed('deadline passed')), Math.max(0, deadline - Date.now())); });
+  work.catch(() => undefined); // a lookup left behind settles on its own
+  return Promise.race([work, late]).finally(() => clearTimeout(timer));
+}
+
 /** Patches kafkajs's ConsumerGroup.heartbeat (its module is shared by every consumer of this process). */
 export function installHeartbeat(): void {
   const { prototype } = require('kafkajs/src/consumer/consumerGroup.js') as { prototype: ConsumerGroupInternals & { [installed]?: true } };
@@ -81,10 +147,7 @@ export function installHeartbeat(): void {
       await heartbeat.call(this, options);
     } catch (err) {
       const error = err as BrokerError;
-      if (UNREACHABLE_BROKER_ERRORS.has(error.name)) {
-        this.logger.warn('The group coordinator cannot be reached: finding it again and rejoining as the same member', { groupId: this.groupId, broker: error.broker, error: error.message });
-        throw createErrorFromCode(NOT_COORDINATOR);
-      }
+      if (coordinatorMoved(error)) return heartbeatOnNewCoordinator(this, heartbeat, error, createErrorFromCode);
       if (error.type === 'REBALANCE_IN_PROGRESS') await runRejoinHook(this);
       throw error;
     }
