@@ -32,7 +32,7 @@ describe('npm run bench -- --tiny', () => {
       const result = JSON.parse(readFileSync(out, 'utf8')) as { mode: string; rows: Array<{ scenario: string; value: number; verified: boolean; ratio?: number }> };
       assert.equal(result.mode, 'tiny');
       const names = result.rows.map((r) => r.scenario);
-      for (const expected of ['baseline (a)', 'baseline (b)', 'baseline (c)', 'ingest only', 'end to end at saturation', 'end to end, attempts topic on vs off', 'end to end latency', 'retry storm', 'slow receiver', 'isolation', 'isolation: healthy beside rate-limited', 'delivery CPU per task', 'bare undici client CPU per request', 'horizontal: 1 delivery instance', 'horizontal: 2 delivery instances', 'horizontal: 3 delivery instances', 'failover: SIGKILL of the broker leading most partitions', 'failover: SIGKILL of the active KRaft controller', 'failover: rolling restart of every service']) {
+      for (const expected of ['baseline (a)', 'baseline (b)', 'baseline (c)', 'ingest only', 'end to end at saturation', 'end to end, attempts topic on vs off', 'end to end latency', 'retry storm', 'slow receiver', 'isolation', 'isolation: healthy beside rate-limited', 'delivery CPU per task', 'bare undici client CPU per request', 'horizontal: 1 delivery instance', 'horizontal: 2 delivery instances', 'horizontal: 3 delivery instances', 'failover: SIGKILL of the broker leading most partitions', 'failover: the killed broker started again', 'failover: SIGKILL of the active KRaft controller', 'failover: rolling restart of every service']) {
         assert.ok(names.some((n) => n.startsWith(expected)), `row ${expected} in ${names.join(', ')}`);
       }
       for (const row of result.rows) {
