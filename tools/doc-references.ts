@@ -23,8 +23,8 @@
 // - build output, any word with a `dist` segment (`dist/`, `dist/cjs/`): made by `npm run build`
 //   or `npm pack`, never tracked; what comes before `dist/`, if anything, must exist (in the
 //   repository or under node_modules/);
-// - an npm package or a file in one (`@segment/analytics-next`, `kafkajs/src/errors.js`): a word
-//   naming no tracked file that exists under node_modules/ as written; kafkajs's own modules may be
+// - an npm package or a file in one (`@segment/analytics-next`, `undici/lib/core/errors.js`): a
+//   word naming no tracked file that exists under node_modules/ as written; kafkajs's own modules may be
 //   named by their path in its source tree (`consumer/filterAbortedMessages.js`: the kafkajs
 //   corrections replace them), which must exist under node_modules/kafkajs/src/;
 // - the few words in NOT_PATHS, each with why.
@@ -36,6 +36,9 @@
 //   relative to the section's service, and which service is for the reader to see in the text;
 // - a word ending in `/`, or with no extension, names a folder holding tracked files (matched the
 //   same way, as a whole path or a trailing run of segments) or an extensionless file (`.ci/run`);
+// - but a bare document name (`fanout.md`, no `/`) names a document beside the one that names it:
+//   documents name others by their path, and a bare `client-library.md` elsewhere names something
+//   the reader cannot find;
 // - `*` matches within one segment (`*.test.ts`).
 import { existsSync } from 'node:fs';
 import { join, normalize, posix } from 'node:path';
@@ -161,6 +164,7 @@ export function problemOf(ref: Reference, tracked: TrackedFiles, repoRoot: strin
     const source = segments.slice(0, distAt).join('/');
     return distAt === 0 || resolvesInRepo(source + '/', tracked) || inDependency(source, repoRoot) ? undefined : 'build output of a folder that does not exist';
   }
+  if (/^[^/]+\.md$/.test(word)) return tracked.hasFile(posix.join(posix.dirname(ref.doc), word)) ? undefined : 'a bare document name that is not beside this document (name it by its path)';
   if (resolvesInRepo(word, tracked)) return undefined;
   if (inDependency(word, repoRoot)) return undefined;
   return 'names no tracked file or folder (nor a file of an installed package)';
@@ -177,6 +181,6 @@ function resolvesInRepo(word: string, tracked: TrackedFiles): boolean {
 function inDependency(word: string, repoRoot: string): boolean {
   if (word.includes('*')) return false;
   const modules = join(repoRoot, 'node_modules');
-  const candidates = [join(modules, normalize(word)), join(modules, 'kafkajs', 'src', normalize(word))];
+  const candidates = [join(modules, normalize(word)), join(repoRoot, 'node_modules/kafkajs/src', normalize(word))];
   return candidates.some((c) => c.startsWith(modules + '/') && existsSync(c));
 }
