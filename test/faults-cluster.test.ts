@@ -35,9 +35,8 @@ import { uniquePrefix } from './support/stack.js';
  * coordinator. A rolling restart or scaling: each start and stop rebalances the group, and kafkajs
  * (eager rebalancing, no revocation hook) gives a member no moment to commit what it finished just
  * before: most likely a commit sent then is refused once the rebalance completes (not proven), and
- * the partition's new owner sends those tasks again. Measured on 2026-11-25 (CHANGELOG.md): 0–3 of
- * 300 (kills, reduced), 0–9 of 450 (rolling restart, reduced), 0 at full size but for the broker
- * kill (open).
+ * the partition's new owner sends those tasks again. What the runs re-send: RELIABILITY.md
+ * ("Latest results").
  */
 const KILL_RESENDS = 0.05;
 /**

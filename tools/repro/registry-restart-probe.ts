@@ -1,7 +1,8 @@
 // What the schema registry answers for a known schema id while it restarts (repro for the broker
-// fault suite's "schema id N is not in the registry"; CHANGELOG.md, 2026-11-28). Starts a broker
-// and a registry of its own in a temporary directory, registers every schema, then restarts the
-// registry three times while polling one id every 20 ms, and prints each run of identical answers.
+// fault suite's "schema id N is not in the registry"; docs/internals/fanout.md, "When the schema
+// registry does not answer"). Starts a broker and a registry of its own in a temporary directory,
+// registers every schema, then restarts the registry three times while polling one id every 20 ms,
+// and prints each run of identical answers.
 //   node --conditions=source --import tsx tools/repro/registry-restart-probe.ts
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -2,8 +2,8 @@
 // reader sees its records: commitInTransaction (AddPartitionsToTxn, Produce, AddOffsetsToTxn,
 // TxnOffsetCommit, EndTxn, one after another) against an experiment that overlaps the record and the
 // offset steps (two independent chains; EndTxn waits for both) on a producer with five requests in
-// flight. Measured on 2026-11-27 (CHANGELOG.md): faster in most rounds on an idle broker (by up to
-// a quarter, not in every round), no gain in the pipeline under load, so it was not adopted.
+// flight. The overlap is faster in most rounds on an idle broker (by up to a quarter, not in every
+// round) and gains nothing in the pipeline under load, so the pipeline does not use it.
 // Against a running broker (npm run stack -- up); it makes topics of its own and deletes them:
 //   node --conditions=source --import tsx tools/repro/txn-steps.ts [--brokers 127.0.0.1:9092] [--count 400] [--gap-ms 2] [--rounds 4]
 // Each transaction writes 10 records to one partition, one to a trace topic, and one offset, like a

@@ -45,7 +45,7 @@ export async function connectPipeline(runtime: ServiceRuntime, config: PipelineS
  * after the previous commit is refused with CONCURRENT_TRANSACTIONS until the broker has written the
  * previous one's markers, a few milliseconds; kafkajs waits its client's retry time before trying
  * again, and at the 200 ms of the other clients that made a 200–300 ms latency tail at moderate rates,
- * where transactions follow each other (BENCHMARKS.md). The Java producer retries this case after
+ * where transactions follow each other. The Java producer retries this case after
  * 20 ms for the same reason. It needs a client of its own: kafkajs's transaction steps retry with
  * the client's settings, not the producer's.
  */

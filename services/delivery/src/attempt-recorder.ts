@@ -13,7 +13,8 @@ import { ATTEMPT_RECORD_RESULTS, type DeliveryMetrics } from './delivery-metrics
  * every 100 ms or 1000 attempts as ONE Kafka record (a TraceRecords batch), acks=1, its own
  * producer, the oldest attempts dropped (and counted) beyond 50 000 waiting. One record per batch
  * rather than per attempt: kafkajs's per-record encoding and partitioning was most of the
- * recorder's cost on the delivery hot path (BENCHMARKS.md). The key is this instance's id, so its
+ * recorder's cost on the delivery hot path (BENCHMARKS.md's attempts row measures the recorder on
+ * against off). The key is this instance's id, so its
  * batches stay in order on one partition; the trace index orders a message's attempts by time. Delivery never waits for it. Started before the consumer so that
  * shutdown closes it after the last task finished (hooks run in reverse order).
  */

@@ -32,9 +32,9 @@ const MAX_REMEMBERED = 10_000;
  * finished for `factor` times its usual request time (within floor and ceiling), counted from its
  * last finished request or, if none finished since, from its oldest request in flight. A busy
  * destination finishes requests all the time however slow each is; a hung one finishes none. The
- * rule before (oldest request waiting over 500 ms) held every partition shared with a newly hung
- * destination for 600 ms, and took a slow destination whose oldest request waited on a starved
- * event loop for a hung one (measured 2026-11-26, CHANGELOG.md).
+ * simpler rule, oldest request waiting over 500 ms, holds every partition shared with a newly hung
+ * destination for 600 ms, and takes a slow destination whose oldest request waited on a starved
+ * event loop for a hung one.
  */
 export class StallDetector {
   private readonly destinations = new Map<string, Progress>();

@@ -32,7 +32,7 @@ const CHANGE_P99_MS = 1000;
 class ManyReceivers {
   readonly arrivals = new Map<string, number>();
   readonly firstByPath = new Map<string, number>();
-  /** When each 2xx answer was given since the current load began (every URL of a task gets the request: ADR 0006). */
+  /** When each 2xx answer was given since the current load began (every URL of a task gets the request: docs/decisions/0006-multiple-urls-per-destination.md). */
   answeredAt: number[] = [];
   private readonly servers: Server[] = [];
   private readonly hung = new Set<ServerResponse>();
@@ -249,7 +249,7 @@ export async function manyDestinations(ctx: BenchContext, eRate: number): Promis
   const cpuNote = (l: Level) => Object.entries(l.cpuUsPerEvent).map(([k, v]) => `${k} ${round(v)}`).join(', ');
   return [
     {
-      // A delivery is one POST to one URL (webhooks-destination.md: "Each delivery is an HTTP POST"): a
+      // A delivery is one POST to one URL (docs/decisions/0022-many-destinations-counts-deliveries.md): a
       // task makes one per URL of its destination (1 to 5 here), end to end's task one.
       scenario: `many destinations: healthy delivered/s, ${name}, 5 % never answer`, value: top.deliveriesPerS, unit: 'deliveries/s', baseline: { name: 'end to end (one URL)', value: eRate },
       ratio: top.deliveriesPerS / eRate, target: '≥ 0.9', met: top.deliveriesPerS / eRate >= 0.9, verified: top.ok,

@@ -21,8 +21,9 @@ export function arrivalsBetween(arrivals: Map<string, number>, from: number, to:
 
 /**
  * The most requests a destination limited to `perSecond` may get in a window of `seconds`
- * (ADR 0018): N × W, plus the burst of each instance's bucket (a tenth of a second of its share,
- * at least one request), which adds up to at most N ÷ 10 + one request per instance.
+ * (docs/decisions/0018-destination-rate-limits.md): N × W, plus the burst of each instance's
+ * bucket (a tenth of a second of its share, at least one request), which adds up to at most
+ * N ÷ 10 + one request per instance.
  */
 export function limitBound(perSecond: number, seconds: number, instances: number): number {
   return Math.floor(perSecond * seconds + perSecond / 10) + instances;

@@ -26,7 +26,7 @@ const FIRST_WINDOW = 8n;
 /**
  * An exactly-once stage's consumed positions as records of its own transactions, instead of the
  * consumer group's transactional offset commit: a transaction then needs no AddOffsetsToTxn and
- * TxnOffsetCommit, two of its five round trips (BENCHMARKS.md). Partition N of the
+ * TxnOffsetCommit, two of its five round trips. Partition N of the
  * topic holds input partition N's positions and is written only under that partition's
  * transactional id, so once the id is fenced in (PartitionTransactions) no transaction of it is open
  * and the last committed record there is where the previous owner stopped.

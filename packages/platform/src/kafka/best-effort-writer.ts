@@ -74,7 +74,7 @@ export class BestEffortWriter<T> {
    * failed. With `all` false (the linger timer, a full batch) it sends what is buffered now and then
    * only full batches: what arrived during a send waits for the next tick, instead of going out at
    * once as a produce request of its own — at delivery's rates, one request per broker round trip
-   * with a few dozen records each, where a tick's worth fits in one or two (measured 2026-11-24, CHANGELOG.md).
+   * with a few dozen records each, where a tick's worth fits in one or two.
    */
   async flush(all = true): Promise<void> {
     if (this.sending) return;

@@ -89,8 +89,9 @@ export function createProducer(kafka: Kafka, opts: { transactionalId?: string; t
  * How the pipeline's stages (fan-out, delivery) fetch. A fetch returns as soon as any record is
  * there (minBytes 1): a lone call is never held back for a batch to fill. Under load, records pile
  * up while the previous fetch is being processed, so batches grow by themselves without a knob.
- * maxWait only bounds an idle poll (and how long a stop waits for it). Before, fetches waited for
- * 64 KB or 100 ms, which held every call at light and moderate rates (BENCHMARKS.md).
+ * maxWait only bounds an idle poll (and how long a stop waits for it). Fetches that waited for
+ * 64 KB or 100 ms would hold every call at light and moderate rates (the latency rows of
+ * BENCHMARKS.md measure this).
  */
 export const STAGE_FETCH = { minBytes: 1, maxWaitTimeInMs: 100, maxBytesPerPartition: 1 << 20 } as const;
 

@@ -14,7 +14,7 @@
 // ms (CONCURRENT_RETRY_MS, 757 ms in all), as the Java client does; if it is still refused,
 // kafkajs's own retry takes over as before. kafka/client.ts logs the refusal at debug
 // (CONCURRENT_TRANSACTIONS_MESSAGE).
-// Reproduced by: concurrent-transactions-retry.test.ts; measured in BENCHMARKS.md.
+// Reproduced by: concurrent-transactions-retry.test.ts.
 // Installed by install.ts: Broker.prototype.addPartitionsToTxn and addOffsetsToTxn wrapped.
 import { createRequire } from 'node:module';
 import { setTimeout as sleep } from 'node:timers/promises';

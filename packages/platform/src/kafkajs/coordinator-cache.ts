@@ -6,8 +6,7 @@
 // found (the Java client keeps the coordinator until a request to it fails).
 // Before: four FindCoordinator round trips per Kafka transaction (before AddPartitionsToTxn,
 // AddOffsetsToTxn, TxnOffsetCommit and EndTxn): 403 FindCoordinator requests for 100 transactions
-// of fan-out's and audiences' consume -> produce -> commit, measured against one idle broker
-// (BENCHMARKS.md).
+// of fan-out's and audiences' consume -> produce -> commit, measured against one idle broker.
 // After: the answer is kept per client (kafkajs Cluster) and key, and forgotten as soon as a
 // request to that broker fails (any error but CONCURRENT_TRANSACTIONS, which says nothing about
 // where the coordinator is), or when the broker has left the metadata, so a moved coordinator is

@@ -5,7 +5,7 @@
 // Before: the same checksum, about 3.5 times slower.
 // After: "slicing-by-8", eight bytes per step, the same value for every input.
 // Reproduced by: crc32c.test.ts ("equals kafkajs's own byte-at-a-time checksum for every length
-// 0-2 000 and for offsets into a larger buffer"); measured in BENCHMARKS.md.
+// 0-2 000 and for offsets into a larger buffer").
 // Installed by install.ts: replaces kafkajs/src/protocol/recordBatch/crc32C/index.js in Node's
 // module cache.
 

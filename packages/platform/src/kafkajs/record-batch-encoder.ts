@@ -10,7 +10,7 @@
 // encode").
 // Before: about 9 µs a task-sized record.
 // After: each record written once at its exact size and the batch one buffer of its exact size,
-// about 3 µs (BENCHMARKS.md); the bytes are kafkajs's own.
+// about 3 µs; the bytes are kafkajs's own.
 // Reproduced by: record-batch-encoder.test.ts, which compares the bytes with kafkajs's own encoders
 // and decodes them with kafkajs's decoder.
 // Installed by install.ts: `encodeRecord` replaces kafkajs/src/protocol/recordBatch/record/v0/index.js

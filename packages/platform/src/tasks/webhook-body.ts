@@ -1,8 +1,8 @@
 import type { Alias, Delete, Group, Identify, Page, Screen, Track } from '../schemas/generated.js';
 
 /**
- * The JSON body delivered to a webhook, per call type (webhooks-destination.md "Delivered message
- * fields", docs/decisions/0004-webhook-body.md). Pure: one stored record in, one body out. Field
+ * The JSON body delivered to a webhook, per call type (docs/delivery.md,
+ * docs/decisions/0004-webhook-body.md). Pure: one stored record in, one body out. Field
  * names are exactly the document's (alias uses `Previous ID` / `User ID`, delete has only `type`,
  * `userId`, `timestamp`); every other body has `version: 1` and `messageId` so receivers can drop
  * duplicates. Keys are inserted in a fixed order, because the text is what gets signed.
