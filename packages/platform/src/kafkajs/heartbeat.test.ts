@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
+import { searchLimitMs } from './heartbeat.js';
 import { beforeRejoining } from './index.js';
 
 const require = createRequire(import.meta.url);
@@ -24,7 +25,7 @@ function group(groupId: string, ...answers: (Error | 'ok')[]) {
   const lookups: number[] = [];
   let sent = 0;
   const cluster = { findGroupCoordinator: async () => { lookups.push(Date.now()); return { nodeId: lookups.length }; } };
-  const target = Object.assign(Object.create(prototype) as object, { groupId, memberId: 'm', sessionTimeout: 600, cluster, coordinator: { nodeId: 0 }, logger: { warn: (message: string) => warnings.push(message), info() {}, debug() {}, error() {} } });
+  const target = Object.assign(Object.create(prototype) as object, { groupId, memberId: 'm', sessionTimeout: 10_000, searchLimitMs: 600, cluster, coordinator: { nodeId: 0 }, logger: { warn: (message: string) => warnings.push(message), info() {}, debug() {}, error() {} } });
   const request = async () => {
     const answer = answers[Math.min(sent++, answers.length - 1)]!;
     if (answer !== 'ok') throw answer;
@@ -56,11 +57,16 @@ describe('kafkajs heartbeat: a coordinator that moved or cannot be reached', () 
     assert.equal(g.lookups.length, 1);
   });
 
-  it('no coordinator within the session timeout: NOT_COORDINATOR, on which kafkajs rejoins as the same member', async () => {
+  it('the search outlasts a session: a new coordinator gives every member a full one from when it loads the group', () => {
+    assert.equal(searchLimitMs(10_000), 30_000);
+    assert.equal(searchLimitMs(30_000), 60_000);
+  });
+
+  it('no coordinator within the search limit: NOT_COORDINATOR, on which kafkajs rejoins as the same member', async () => {
     const g = group('g', unreachable());
     const started = Date.now();
     await assert.rejects(prototype.heartbeat.call(g.self, { interval: 0 }), (err: Error & { type?: string }) => err.type === 'NOT_COORDINATOR_FOR_GROUP');
-    assert.ok(Date.now() - started >= 500, 'it looked for the length of the session timeout');
+    assert.ok(Date.now() - started >= 500, 'it looked for the length of the search limit');
     assert.ok(g.lookups.length >= 1);
   });
 

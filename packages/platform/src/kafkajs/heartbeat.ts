@@ -17,11 +17,14 @@
 //    1–4 s after the broker was fenced, all partitions at once).
 //    After: as the Java client does. The coordinator is looked up again (coordinator-cache.ts has
 //    forgotten it: the request to it failed) and the heartbeat is sent there, every
-//    COORDINATOR_RETRY_MS while the answer is "moved", "not available" or "loading", for up to the
-//    session timeout; the new coordinator knows the member and its generation from the group's
-//    stored state, so nothing stops. A rebalance or an unknown member learnt on the way goes to
-//    kafkajs as usual; a coordinator not found in time is answered as NOT_COORDINATOR, on which
-//    kafkajs rejoins under the same member id, as before.
+//    COORDINATOR_RETRY_MS while the answer is "moved", "not available" or "loading". The new
+//    coordinator knows the member and its generation from the group's stored state, and gives
+//    every member a full session from when it loaded the group, so the search may outlast a
+//    session: a killed coordinator is only replaced once the controller fences it (the broker
+//    session timeout), and the new one then loads the group. A rebalance or an unknown member
+//    learnt on the way goes to kafkajs as usual; a coordinator not found within searchLimitMs
+//    (twice the session timeout, at least 30 s) is answered as NOT_COORDINATOR, on which kafkajs
+//    rejoins under the same member id, as before.
 //    Reproduced by: heartbeat.test.ts ("... the coordinator ..."); in a cluster by
 //    test/faults-cluster.test.ts and the failover bench (`npm run bench -- --only failover`).
 //
@@ -52,12 +55,19 @@ const COORDINATOR_MOVED: ReadonlySet<string> = new Set(['NOT_COORDINATOR_FOR_GRO
 /** How often the coordinator is looked for again while it has moved or is loading. */
 export const COORDINATOR_RETRY_MS = 250;
 
+/** How long a moved coordinator is looked for before kafkajs is left to rejoin. */
+export function searchLimitMs(sessionTimeoutMs: number): number {
+  return Math.max(2 * sessionTimeoutMs, 30_000);
+}
+
 type BrokerError = Error & { broker?: string; type?: string };
 interface KafkajsLogger { warn(message: string, extra?: Record<string, unknown>): void; info(message: string, extra?: Record<string, unknown>): void }
 interface ConsumerGroupInternals {
   groupId: string;
   memberId: string | null;
   sessionTimeout: number;
+  /** For tests: how long the search lasts (searchLimitMs of the session timeout otherwise). */
+  searchLimitMs?: number;
   logger: KafkajsLogger;
   coordinator: unknown;
   cluster: { findGroupCoordinator(options: { groupId: string }): Promise<unknown> };
@@ -102,7 +112,7 @@ function heartbeatOnNewCoordinator(group: ConsumerGroupInternals, heartbeat: Con
   if (search) return search;
   search = (async () => {
     group.logger.warn('The group coordinator moved or cannot be reached: finding it again, the member heartbeats on', { groupId: group.groupId, broker: first.broker, error: first.message });
-    const deadline = Date.now() + group.sessionTimeout;
+    const deadline = Date.now() + (group.searchLimitMs ?? searchLimitMs(group.sessionTimeout));
     while (Date.now() < deadline) {
       await sleep(COORDINATOR_RETRY_MS);
       try {
