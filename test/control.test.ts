@@ -219,7 +219,23 @@ describe('control service: admin API and live configuration', () => {
       const res = await fetch(`${control.url}/v1/sources`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"name":' });
       assert.equal(res.status, 400);
       const body = await res.json() as { code: string };
-      assert.equal(typeof body.code, 'string');
+      assert.equal(body.code, 'INVALID_JSON');
+    });
+    it('the server\'s own refusals are {code, message} too; a request needing no body is accepted empty whatever its Content-Type', async () => {
+      const raw = async (method: string, path: string, headers: Record<string, string>, body?: string) => {
+        const res = await fetch(`${control.url}${path}`, { method, headers: { authorization: `Bearer ${token}`, ...headers }, body });
+        const text = await res.text();
+        return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+      };
+      assert.deepEqual(await raw('GET', '/v1/nope', {}), { status: 404, body: { code: 'NOT_FOUND', message: 'no route for GET /v1/nope' } });
+      const form = await raw('POST', '/v1/sources', { 'content-type': 'application/x-www-form-urlencoded' }, 'name=x');
+      assert.deepEqual([form.status, form.body.code], [415, 'UNSUPPORTED_MEDIA_TYPE']);
+      for (const contentType of ['application/json', 'text/plain']) {
+        const source = await api('POST', '/v1/sources', { name: `empty-body ${contentType}` });
+        const rotated = await raw('POST', `/v1/sources/${source.body.id}/write-keys`, { 'content-type': contentType });
+        assert.equal(rotated.status, 201, JSON.stringify(rotated.body));
+        assert.equal((await raw('DELETE', `/v1/sources/${source.body.id}`, { 'content-type': contentType })).status, 204);
+      }
     });
   });
 

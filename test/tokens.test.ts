@@ -120,6 +120,16 @@ describe('scoped admin tokens', () => {
     assert.equal((await api(a, 'DELETE', '/v1/tokens/tok_nope')).status, 404);
   });
 
+  it('a revocation with Content-Type: application/json and no body (as some clients send it) is accepted: 204, then 404 TOKEN_NOT_FOUND', async () => {
+    const made = await api(a, 'POST', '/v1/tokens', { name: 'json-revoke', scopes: ['read'] });
+    assert.equal(made.status, 201);
+    const revoke = () => requestJson('DELETE', `${a.url}/v1/tokens/${made.body.id}`, { token: adminToken, headers: { 'content-type': 'application/json' } });
+    const first = await revoke();
+    assert.equal(first.status, 204, first.text);
+    const again = await revoke();
+    assert.deepEqual([again.status, again.body.code, typeof again.body.message], [404, 'TOKEN_NOT_FOUND', 'string'], again.text);
+  });
+
   describe('with events through the pipeline', () => {
     before(async () => {
       await new Promise((r) => setTimeout(r, 1500)); // the destinations reach fan-out and delivery

@@ -121,7 +121,7 @@ describe('trace and usage: GET /v1/messages/{id} and GET /v1/sources/{id}/usage'
   it('an unknown message is 404 with the window named; no token is 401', async () => {
     const missing = await api(`/v1/messages/${randomUUID()}`);
     assert.equal(missing.status, 404);
-    assert.equal(missing.body.error, 'not_found');
+    assert.equal(missing.body.code, 'MESSAGE_NOT_FOUND');
     assert.match(missing.body.message, /last 24 h/);
     const anonymous = await requestJson('GET', `${control.url}/v1/messages/${delivered}`);
     assert.equal(anonymous.status, 401);

@@ -4,7 +4,7 @@ import { Lifecycle } from '@switchyard/platform/lifecycle';
 import { createLogger } from '@switchyard/platform/logger';
 import { createMetricsRegistry, type Registry } from '@switchyard/platform/metrics';
 import { createServer } from '@switchyard/platform/http/server';
-import { ApiError, notFound } from './api-error.js';
+import { apiError } from './admin-errors.js';
 import { adminMetrics, adminResult, countAdminRequests, counted } from './admin-metrics.js';
 import { AuthFailureLimiter } from './auth-failure-limiter.js';
 import { requireBearerToken } from './auth.js';
@@ -21,10 +21,10 @@ async function app(limit = 1000) {
   requireBearerToken(server, { adminToken: token, tokens, limiter: new AuthFailureLimiter({ limit, windowMs: 60_000 }), clock: Date.now, onRefused: (reason) => metrics.authFailures.inc({ reason }) });
   countAdminRequests(server, metrics);
   const outcomes: Record<string, () => never> = {
-    invalid: () => { throw new ApiError(400, 'INVALID_FIELD', 'name is required', 'name'); },
-    duplicate: () => { throw new ApiError(400, 'DUPLICATE_ID', 'source x exists', 'id'); },
-    missing: () => { throw notFound('source', 'x'); },
-    kafka: () => { throw new ApiError(503, 'KAFKA_UNAVAILABLE', 'try again'); },
+    invalid: () => { throw apiError('INVALID_FIELD', { problem: 'name is required', field: 'name' }); },
+    duplicate: () => { throw apiError('DUPLICATE_ID', { kind: 'source', id: 'x', field: 'id' }); },
+    missing: () => { throw apiError('SOURCE_NOT_FOUND', { id: 'x' }); },
+    kafka: () => { throw apiError('UNAVAILABLE'); },
     bug: () => { throw new TypeError('oops'); },
   };
   server.post<{ Body: { outcome?: string } }>('/v1/sources', counted.write('source', 'create'), async (req, reply) => {
@@ -49,7 +49,7 @@ describe('admin API metrics', () => {
       [200, undefined, 'ok'], [201, undefined, 'ok'], [202, undefined, 'ok'], [204, undefined, 'ok'],
       [400, 'INVALID_FIELD', 'invalid'], [400, 'UNKNOWN_SOURCE', 'invalid'], [413, 'FST_ERR_CTP_BODY_TOO_LARGE', 'invalid'],
       [400, 'DUPLICATE_ID', 'conflict'], [400, 'DUPLICATE_PROPERTY', 'conflict'], [409, undefined, 'conflict'],
-      [404, 'SOURCE_NOT_FOUND', 'not_found'], [500, undefined, 'error'], [503, 'KAFKA_UNAVAILABLE', 'error'],
+      [404, 'SOURCE_NOT_FOUND', 'not_found'], [500, undefined, 'error'], [503, 'UNAVAILABLE', 'error'],
       [401, 'UNAUTHORIZED', undefined], [403, 'MISSING_SCOPE', undefined], [429, 'TOO_MANY_AUTH_FAILURES', undefined],
     ];
     for (const [status, code, result] of cases) assert.equal(adminResult(status, code), result, `${status} ${code}`);

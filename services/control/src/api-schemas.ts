@@ -3,7 +3,7 @@ import { checkRetryPolicy, type RetryPolicyLimits } from '@switchyard/platform/d
 import { parseDestinationFilter } from '@switchyard/platform/filters/destination-filter';
 import type { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import type { DestinationRetryPolicy } from '@switchyard/platform/schemas/generated';
-import { ApiError } from './api-error.js';
+import { apiError, type ValidationCode } from './admin-errors.js';
 import { clientCertificateProblem, MAX_PEM_CHARS } from './client-certificate.js';
 
 /**
@@ -22,7 +22,7 @@ const RESERVED_HEADERS = new Set([
   'webhook-id', 'webhook-timestamp', 'webhook-signature',
 ]);
 
-const withCode = (code: string) => ({ params: { code } });
+const withCode = (code: ValidationCode) => ({ params: { code } });
 const idPattern = /^[A-Za-z0-9_.-]{1,64}$/;
 
 export const sourceCreate = z.strictObject({
@@ -180,7 +180,7 @@ export function destinationSchemas(policy: AddressPolicy, retryLimits: RetryPoli
 }
 
 /** Codes for zod's own checks (custom checks carry theirs in params), by `<last path segment>:<zod issue code>`. */
-const BUILT_IN_CODES: Record<string, string> = {
+const BUILT_IN_CODES: Readonly<Record<string, ValidationCode>> = {
   'webhooks:too_small': 'NO_WEBHOOKS',
   'webhooks:too_big': 'TOO_MANY_WEBHOOKS',
   'type:invalid_value': 'UNSUPPORTED_TYPE',
@@ -192,15 +192,15 @@ export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infe
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
   const field = formatPath(issue.path);
-  const code = (issue as { params?: { code?: string } }).params?.code
+  if (issue.code === 'unrecognized_keys' && issue.keys.length) {
+    throw apiError('UNKNOWN_FIELD', { names: issue.keys, field: formatPath([...issue.path, issue.keys[0]!]) });
+  }
+  // Custom checks set their code with withCode, which takes only the catalogue's validation codes.
+  const code = (issue as { params?: { code?: ValidationCode } }).params?.code
     ?? BUILT_IN_CODES[`${String(issue.path.at(-1))}:${issue.code}`]
-    ?? (issue.code === 'unrecognized_keys' ? 'UNKNOWN_FIELD' : 'INVALID_FIELD');
-  const unknownKeys = issue.code === 'unrecognized_keys' ? (issue as { keys: string[] }).keys : [];
-  const message = unknownKeys.length ? `unknown field ${unknownKeys.join(', ')}` : field ? `${field}: ${issue.message}` : issue.message;
-  return throwError(new ApiError(400, code, message, unknownKeys.length ? formatPath([...issue.path, unknownKeys[0]!]) : field || undefined));
+    ?? 'INVALID_FIELD';
+  throw apiError(code, { problem: field ? `${field}: ${issue.message}` : issue.message, field: field || undefined });
 }
-
-function throwError(err: ApiError): never { throw err; }
 
 function formatPath(path: readonly PropertyKey[]): string {
   return path.reduce<string>((out, part) => (typeof part === 'number' ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part)), '');

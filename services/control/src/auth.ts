@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AdminToken } from '@switchyard/platform/config-view/config-state';
-import { ApiError } from './api-error.js';
+import type { HttpError } from '@switchyard/platform/http/error-catalogue';
+import { apiError } from './admin-errors.js';
 import type { AuthFailureLimiter } from './auth-failure-limiter.js';
 import { Access, ENV_ADMIN, hasScope, isScope, missingScope, requiredScope, type Principal, type Scope } from './scopes.js';
 
@@ -61,10 +62,10 @@ export function requireBearerToken(app: FastifyInstance, opts: AuthOptions): voi
     if (verdict.limited) {
       opts.onRefused?.('rate_limited');
       reply.header('retry-after', String(verdict.retryAfterSeconds));
-      throw new ApiError(429, 'TOO_MANY_AUTH_FAILURES', `too many failed authentications from this address: try again in ${verdict.retryAfterSeconds} s`);
+      throw apiError('TOO_MANY_AUTH_FAILURES', { retryAfterSeconds: verdict.retryAfterSeconds });
     }
     opts.onRefused?.(reason);
-    throw new ApiError(401, 'UNAUTHORIZED', reason === 'invalid' ? 'the admin token is not valid' : 'missing Authorization: Bearer <admin token>');
+    throw apiError('UNAUTHORIZED', { reason });
   };
 
   app.decorateRequest('access', undefined);
@@ -106,6 +107,6 @@ async function storedPrincipal(tokens: TokenLookup, digest: Buffer, arrivedAt: n
   return { tokenId: stored.id, scopes: new Set(stored.scopes.filter(isScope)), sourceIds: stored.sourceIds === null ? null : new Set(stored.sourceIds) };
 }
 
-function configBehind(): ApiError {
-  return new ApiError(503, 'CONFIG_BEHIND', 'the admin tokens could not be checked against the configuration in time: try again');
+function configBehind(): HttpError {
+  return apiError('CONFIG_BEHIND');
 }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { makeTestCa, makeTestCertificate } from '@switchyard/platform/test-support/tls-material';
-import { ApiError } from './api-error.js';
+import { HttpError } from '@switchyard/platform/http/error-catalogue';
 import { destinationSchemas, parseBody } from './api-schemas.js';
 import { clientCertificateProblem } from './client-certificate.js';
 import { destinationView, storedWebhooks } from './views.js';
@@ -56,8 +56,8 @@ describe('clientCertificateProblem', () => {
 describe('the destination document with a client certificate', () => {
   const { create, patch } = destinationSchemas(new AddressPolicy([]), retryPolicyLimits(DEFAULT_RETRY_POLICY.tiersMs));
   const body = (clientCertificate: unknown) => ({ sourceId: 's', type: 'webhooks', settings: { webhooks: [{ url: 'https://hooks.example.com/in' }, { url: 'https://b.example.com/in', clientCertificate }] } });
-  const refusal = (fn: () => unknown): ApiError => {
-    try { fn(); } catch (err) { if (err instanceof ApiError) return err; throw err; }
+  const refusal = (fn: () => unknown): HttpError => {
+    try { fn(); } catch (err) { if (err instanceof HttpError) return err; throw err; }
     return assert.fail('expected a 400');
   };
 

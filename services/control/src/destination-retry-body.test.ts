@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { retryPolicyLimits } from '@switchyard/platform/destination-retry';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { DEFAULT_RETRY_POLICY } from '@switchyard/platform/retry-schedule';
-import { ApiError } from './api-error.js';
+import { HttpError } from '@switchyard/platform/http/error-catalogue';
 import { destinationSchemas, parseBody } from './api-schemas.js';
 
 const schemas = destinationSchemas(new AddressPolicy([]), retryPolicyLimits(DEFAULT_RETRY_POLICY.tiersMs));
@@ -33,7 +33,7 @@ describe('admin API: a destination\'s retry policy in request bodies', () => {
   for (const [name, retry, field, code] of refused) {
     it(`refuses ${name}: 400 ${code} naming ${field}`, () => {
       assert.throws(() => parseBody(schemas.create, create(retry)), (err: unknown) => {
-        assert.ok(err instanceof ApiError);
+        assert.ok(err instanceof HttpError);
         assert.deepEqual([err.status, err.code, err.field], [400, code, field]);
         return true;
       });

@@ -23,6 +23,7 @@ import { notificationEndpointSchema } from './notification-endpoints.js';
 import { Notifier, notifierMetrics } from './notifier.js';
 import { followDestinationStates } from '@switchyard/platform/holds/destination-states';
 import { registerIndexMetrics } from './index-metrics.js';
+import { adminErrors } from './admin-errors.js';
 import { adminMetrics } from './admin-metrics.js';
 
 const configSchema = z.object({
@@ -50,7 +51,7 @@ const configSchema = z.object({
 
 runMain('control', async () => {
   const config = loadConfig(configSchema);
-  const runtime = createRuntime({ service: 'control', logLevel: config.LOG_LEVEL, server: { trustProxy: config.CONTROL_TRUST_PROXY as boolean | string[] } });
+  const runtime = createRuntime({ service: 'control', logLevel: config.LOG_LEVEL, server: { trustProxy: config.CONTROL_TRUST_PROXY as boolean | string[], errors: adminErrors } });
   const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, ['io.switchyard.config.Source', 'io.switchyard.config.Destination', 'io.switchyard.config.Audience', 'io.switchyard.config.ComputedTrait', 'io.switchyard.config.AdminToken', 'io.switchyard.event.Delete', 'io.switchyard.pipeline.DeliveryTask', 'io.switchyard.pipeline.Replay', 'io.switchyard.pipeline.ReplayProgress']);
   const startedAt = Date.now();
 

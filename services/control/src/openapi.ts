@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { retryPolicyLimits } from '@switchyard/platform/destination-retry';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { DEFAULT_RETRY_POLICY } from '@switchyard/platform/retry-schedule';
+import { adminErrors } from './admin-errors.js';
 import { destinationSchemas, secretRotation, sourceCreate, sourcePatch } from './api-schemas.js';
 import { audienceCreate, audiencePatch, computedTraitCreate } from './routes/audiences.js';
 import { deadLetterQuery, replayRequest } from './routes/dead-letters.js';
@@ -38,7 +39,7 @@ export function openApiDocument(): Record<string, unknown> {
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'SWITCHYARD_ADMIN_TOKEN or a token from POST /v1/tokens; an operation\'s security names the scope it needs (admin, read, metadata)' } },
       schemas: {
-        Error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, field: { type: 'string' }, scope: { enum: ['admin', 'read', 'metadata'], description: 'MISSING_SCOPE: the scope the request needs' } } },
+        Error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string', enum: [...adminErrors.codes], description: 'Stable: what went wrong (docs/admin-api.md, "Errors", gives each code\'s status and meaning)' }, message: { type: 'string', description: 'For people: may change' }, field: { type: 'string' }, scope: { enum: ['admin', 'read', 'metadata'], description: 'MISSING_SCOPE: the scope the request needs' } } },
         Source: { type: 'object', required: ['id', 'name', 'enabled', 'writeKeys', 'createdAt', 'updatedAt'], properties: { id: { type: 'string' }, name: { type: 'string' }, enabled: { type: 'boolean' }, writeKeys: { type: 'array', items: { type: 'string' }, description: 'Each masked as ******** for tokens without the admin scope' }, createdAt: iso, updatedAt: iso } },
         ...tokenSchemas(iso),
         DeadLetter: {
@@ -221,7 +222,7 @@ export function openApiDocument(): Record<string, unknown> {
           summary: 'Trace of one message: when it was received, the destinations it fanned out to (or was filtered from), every delivery attempt, and where each copy is now',
           responses: {
             200: json('MessageTrace', 'The trace'), 401: errors[401],
-            404: { description: 'Not in the trace index (older than its window, or never seen): {error: "not_found", code: "MESSAGE_NOT_FOUND", message}', content: { 'application/json': { schema: { type: 'object', required: ['error', 'message'], properties: { error: { const: 'not_found' }, code: { type: 'string' }, message: { type: 'string' } } } } } },
+            404: json('Error', 'MESSAGE_NOT_FOUND: not in the trace index (older than its window, or never seen)'),
           },
         },
       },

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { retryPolicyLimits } from '@switchyard/platform/destination-retry';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { DEFAULT_RETRY_POLICY } from '@switchyard/platform/retry-schedule';
-import { ApiError } from './api-error.js';
+import { HttpError } from '@switchyard/platform/http/error-catalogue';
 import { destinationSchemas, parseBody } from './api-schemas.js';
 
 const { create, patch } = destinationSchemas(new AddressPolicy([]), retryPolicyLimits(DEFAULT_RETRY_POLICY.tiersMs));
@@ -19,9 +19,9 @@ describe('rateLimit in destination bodies', () => {
 
   it('refuses anything else with a 400 naming rateLimit.perSecond', () => {
     for (const perSecond of [0, 10_001, 2.5, '20', null]) {
-      assert.throws(() => parseBody(patch, { rateLimit: { perSecond } }), (err: unknown) => err instanceof ApiError && err.status === 400 && err.field === 'rateLimit.perSecond', String(perSecond));
+      assert.throws(() => parseBody(patch, { rateLimit: { perSecond } }), (err: unknown) => err instanceof HttpError && err.status === 400 && err.field === 'rateLimit.perSecond', String(perSecond));
     }
-    assert.throws(() => parseBody(patch, { rateLimit: { perSecond: 5, burst: 2 } }), (err: unknown) => err instanceof ApiError && err.status === 400 && err.code === 'UNKNOWN_FIELD');
-    assert.throws(() => parseBody(patch, { rateLimit: 20 }), (err: unknown) => err instanceof ApiError && err.status === 400 && err.field === 'rateLimit');
+    assert.throws(() => parseBody(patch, { rateLimit: { perSecond: 5, burst: 2 } }), (err: unknown) => err instanceof HttpError && err.status === 400 && err.code === 'UNKNOWN_FIELD');
+    assert.throws(() => parseBody(patch, { rateLimit: 20 }), (err: unknown) => err instanceof HttpError && err.status === 400 && err.field === 'rateLimit');
   });
 });

@@ -1,4 +1,5 @@
-import { ApiError } from './api-error.js';
+import type { HttpError } from '@switchyard/platform/http/error-catalogue';
+import { apiError } from './admin-errors.js';
 
 /**
  * The scopes of admin API tokens (docs/admin-api.md, "Tokens and scopes"): `admin` may do
@@ -47,13 +48,13 @@ export function requiredScope(method: string, declared: Scope | undefined): Scop
 }
 
 /** The 403 of a token without the scope a route needs; `scope` names the one it lacks. */
-export function missingScope(scope: Scope): ApiError {
-  return new ApiError(403, 'MISSING_SCOPE', `this token lacks the ${scope} scope this request needs`, undefined, { scope });
+export function missingScope(scope: Scope): HttpError {
+  return apiError('MISSING_SCOPE', { scope });
 }
 
 /** The 403 of a token limited to other sources than the resource's. */
-export function sourceNotAllowed(): ApiError {
-  return new ApiError(403, 'SOURCE_NOT_ALLOWED', 'this token is limited to other sources');
+export function sourceNotAllowed(): HttpError {
+  return apiError('SOURCE_NOT_ALLOWED');
 }
 
 /** What one authenticated request may see: the routes ask it (payloads, sources) as they answer. */
@@ -96,6 +97,6 @@ declare module 'fastify' {
 
 /** The request's Access. Fails closed: a route reached without the auth hook shows nothing. */
 export function accessOf(req: { access: Access | undefined }): Access {
-  if (!req.access) throw new ApiError(500, 'NO_ACCESS_DECIDED', 'no access was decided for this request');
+  if (!req.access) throw apiError('NO_ACCESS_DECIDED');
   return req.access;
 }

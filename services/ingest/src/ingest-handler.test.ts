@@ -6,9 +6,10 @@ import { recordBytes, type BatchingProducer, type OutgoingRecord } from '@switch
 import { writtenBySwitchyard } from '@switchyard/platform/kafka/record-origin';
 import { topicNames } from '@switchyard/platform/kafka/topics';
 import { Registry } from '@switchyard/platform/metrics';
+import type { HttpError } from '@switchyard/platform/http/error-catalogue';
 import { handleIngest, type IngestDeps } from './ingest-handler.js';
 import { ingestMetrics } from './ingest-metrics.js';
-import { IngestError, MAX_WRITE_BYTES } from './request-body.js';
+import { MAX_WRITE_BYTES } from './request-body.js';
 
 const writeKey = 'wk_unit_test_0123456789';
 
@@ -36,7 +37,7 @@ describe('handleIngest: what one request may write', () => {
   it('refuses a small body that enrichment would blow up (batch context merged into thousands of calls), before building it all and writing nothing', async () => {
     const { submitted, post } = setup();
     const body = { context: { pad: 'c'.repeat(30 * 1024) }, batch: Array.from({ length: 5000 }, () => ({ type: 'identify', userId: 'u' })) };
-    await assert.rejects(post(body), (e: IngestError) => e.code === 'REQUEST_TOO_LARGE' && e.status === 400 && /768 KB/.test(e.message));
+    await assert.rejects(post(body), (e: HttpError) => e.code === 'REQUEST_TOO_LARGE' && e.status === 400 && /768 KB/.test(e.message));
     assert.equal(submitted.length, 0);
   });
 
@@ -64,7 +65,7 @@ describe('handleIngest: before the configuration is loaded', () => {
   it('answers 503 NOT_READY (the client retries) instead of judging the write key, and writes nothing', async () => {
     let loaded = false;
     const { submitted, post } = setup({ configLoaded: () => loaded });
-    await assert.rejects(post({ batch: [{ type: 'track', userId: 'u', event: 'E' }] }), (e: IngestError) => e.code === 'NOT_READY' && e.status === 503);
+    await assert.rejects(post({ batch: [{ type: 'track', userId: 'u', event: 'E' }] }), (e: HttpError) => e.code === 'NOT_READY' && e.status === 503);
     assert.equal(submitted.length, 0);
     loaded = true;
     assert.deepEqual(await post({ batch: [{ type: 'track', userId: 'u', event: 'E' }] }), { success: true });
@@ -79,12 +80,12 @@ describe('handleIngest: a write key the configuration does not know', () => {
   it('503 CONFIG_BEHIND while the view is not known to be current, asked as of the request, and nothing written', async () => {
     const asked: number[] = [];
     const { submitted, done } = postWith({ configCurrent: async (since) => { asked.push(since); return false; } }, 'wk_created_meanwhile');
-    await assert.rejects(done, (e: IngestError) => e.status === 503 && e.code === 'CONFIG_BEHIND');
+    await assert.rejects(done, (e: HttpError) => e.status === 503 && e.code === 'CONFIG_BEHIND');
     assert.deepEqual(asked, [1_700_000_000_000]);
     assert.equal(submitted.length, 0);
   });
   it('401 INVALID_WRITE_KEY once the view is current', async () => {
     const { done } = postWith({ configCurrent: async () => true }, 'wk_unknown');
-    await assert.rejects(done, (e: IngestError) => e.status === 401 && e.code === 'INVALID_WRITE_KEY');
+    await assert.rejects(done, (e: HttpError) => e.status === 401 && e.code === 'INVALID_WRITE_KEY');
   });
 });

@@ -6,8 +6,9 @@ import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { UsageOutcome } from '@switchyard/platform/usage/usage-tally';
 import { normalizeEvent, type CallType, type Rejected } from './event-rules.js';
 import type { IngestMetrics } from './ingest-metrics.js';
-import { decodeBody, IngestError, MAX_REQUEST_BYTES, MAX_WRITE_BYTES, parseJsonBody, writeKeyOf } from './request-body.js';
-import { sourceOfWriteKey, type Refusals, type WriteKeyDeps } from './write-key-auth.js';
+import { decodeBody, MAX_REQUEST_BYTES, MAX_WRITE_BYTES, parseJsonBody, writeKeyOf } from './request-body.js';
+import { callRefusalCode, trackingErrors } from './tracking-errors.js';
+import { sourceOfWriteKey, type WriteKeyDeps } from './write-key-auth.js';
 
 export interface IngestDeps extends WriteKeyDeps {
   config: ConfigState;
@@ -28,9 +29,6 @@ export interface IngestDeps extends WriteKeyDeps {
   configLoaded?: () => boolean;
 }
 
-/** Clients drop a batch answered 401: only for a key that is surely unknown (write-key-auth.ts). */
-const REFUSALS: Refusals = { status: 401, unknown: 'the write key is not valid', disabled: 'the source of this write key is disabled' };
-
 export interface IngestRequest {
   /** `batch` for /v1/batch and /v1/import, else the call type of the single-call path. */
   route: 'batch' | CallType;
@@ -48,20 +46,20 @@ const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 
 /**
  * One tracking API request: authenticate, validate, enrich, write, answer. Request-level problems
- * throw an IngestError (4xx, nothing written). Events that break a rule inside a batch are refused
+ * throw an HttpError of trackingErrors (4xx, nothing written). Events that break a rule inside a batch are refused
  * alone and kept on the invalid-events topic. Resolves only after Kafka acknowledged every record
  * of the request; when it cannot, throws a 503 and withdraws what was not yet sent.
  */
 export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promise<IngestResponse> {
   const receivedAt = deps.clock();
-  if (req.body.length > MAX_REQUEST_BYTES) throw new IngestError(400, 'BODY_TOO_LARGE', `the body is over ${MAX_REQUEST_BYTES / 1024} KB`);
+  if (req.body.length > MAX_REQUEST_BYTES) throw trackingErrors.error('BODY_TOO_LARGE', { limitBytes: MAX_REQUEST_BYTES });
   const body = parseJsonBody(await decodeBody(req.body, req.contentEncoding));
-  if (!isObject(body)) throw new IngestError(400, 'INVALID_BODY', 'the body must be a JSON object');
+  if (!isObject(body)) throw trackingErrors.error('INVALID_BODY');
 
   const writeKey = writeKeyOf(req.authorization, body);
-  if (deps.configLoaded && !deps.configLoaded()) throw new IngestError(503, 'NOT_READY', 'the service is still loading its configuration; retry shortly');
-  if (!writeKey) throw new IngestError(401, 'MISSING_WRITE_KEY', 'send the write key as the HTTP Basic user name or as writeKey in the body');
-  const source = await sourceOfWriteKey(deps, writeKey, receivedAt, REFUSALS);
+  if (deps.configLoaded && !deps.configLoaded()) throw trackingErrors.error('NOT_READY');
+  if (!writeKey) throw trackingErrors.error('MISSING_WRITE_KEY');
+  const source = await sourceOfWriteKey(deps, writeKey, receivedAt, trackingErrors);
 
   const usage = (outcome: UsageOutcome, n: number) => deps.countUsage?.(source.id, receivedAt, outcome, n);
   const single = req.route !== 'batch';
@@ -69,7 +67,7 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
   if (single) events = [body];
   else if (Array.isArray(body.batch)) events = body.batch;
   // A request refused whole counts as one rejected call (its calls were not read).
-  else { usage('rejected', 1); throw new IngestError(400, 'INVALID_BATCH', 'the body needs a "batch" array of calls'); }
+  else { usage('rejected', 1); throw trackingErrors.error('INVALID_BATCH', {}); }
 
   let batchContext: { context: Json | undefined; integrations: Json | undefined };
   try {
@@ -94,7 +92,7 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
     writeBytes += recordBytes(record);
     if (writeBytes > MAX_WRITE_BYTES) {
       usage('rejected', 1);
-      throw new IngestError(400, 'REQUEST_TOO_LARGE', `with batch-level context merged into each call and ids and times added, the request would write over ${MAX_WRITE_BYTES / 1024} KB; send fewer calls per request`);
+      throw trackingErrors.error('REQUEST_TOO_LARGE', { limitBytes: MAX_WRITE_BYTES });
     }
     records.push(record);
   };
@@ -107,7 +105,7 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
       return;
     }
     rejectedLabels.push({ type: result.type ?? 'unknown', reason: result.reason });
-    if (single) { countRejected(); throw new IngestError(400, result.reason.toUpperCase(), result.message); }
+    if (single) { countRejected(); throw trackingErrors.error(callRefusalCode(result.reason), { problem: result.message }); }
     rejected.push({ index, messageId: result.messageId, reason: result.reason, message: result.message });
     add({ topic: deps.topics.invalidEvents, key: source.id, value: invalidRecord(deps.codec, source.id, index, raw, result, receivedAt) });
   });
@@ -125,7 +123,7 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
     // Refused with 503: the calls that passed the rules were not accepted either (a retry counts again).
     usage('rejected', acceptedTypes.length);
     deps.metrics.kafkaErrors.inc();
-    throw new IngestError(503, 'UNAVAILABLE', 'the event store is not accepting writes right now; retry later');
+    throw trackingErrors.error('UNAVAILABLE');
   } finally {
     clearTimeout(timer);
   }
@@ -134,9 +132,9 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
   return rejected.length ? { success: true, rejected } : { success: true };
 }
 
-function objectOrUndefined(value: unknown, field: string): Json | undefined {
+function objectOrUndefined(value: unknown, part: 'context' | 'integrations'): Json | undefined {
   if (value === undefined || value === null) return undefined;
-  if (!isObject(value)) throw new IngestError(400, 'INVALID_BATCH', `batch-level ${field} must be an object`);
+  if (!isObject(value)) throw trackingErrors.error('INVALID_BATCH', { part });
   return value;
 }
 

@@ -12,6 +12,7 @@ import { browserEndpoint, defaultPublicUrl } from './browser-settings.js';
 import { ingestMetrics } from './ingest-metrics.js';
 import { MAX_WRITE_BYTES } from './request-body.js';
 import { trackingApi } from './routes.js';
+import { trackingErrors } from './tracking-errors.js';
 
 const configSchema = z.object({
   ...commonEnv,
@@ -35,7 +36,7 @@ runMain('ingest', async () => {
   const config = loadConfig(configSchema);
   const runtime = createRuntime({
     service: 'ingest', logLevel: config.LOG_LEVEL,
-    server: { trustProxy: config.INGEST_TRUST_PROXY as boolean | string[] },
+    server: { trustProxy: config.INGEST_TRUST_PROXY as boolean | string[], errors: trackingErrors },
   });
   const { kafka, producer, codec, topics } = await connectPipeline(runtime, config, [
     'io.switchyard.event.Track', 'io.switchyard.event.Page', 'io.switchyard.event.Screen', 'io.switchyard.event.Identify',

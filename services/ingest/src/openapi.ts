@@ -2,6 +2,7 @@ import { SETTINGS_MAX_AGE_SECONDS } from './browser-settings.js';
 import { CALL_TYPES, MAX_MESSAGE_BYTES } from './event-rules.js';
 import { MAX_REQUEST_BYTES } from './request-body.js';
 import { ROUTES } from './paths.js';
+import { settingsErrors, trackingErrors } from './tracking-errors.js';
 
 /**
  * The OpenAPI 3.1 document of the tracking API, built from the route table and limits the
@@ -77,7 +78,10 @@ export function openApiDocument(): Record<string, unknown> {
     security: [{ writeKey: [] }, {}],
     components: {
       securitySchemes: { writeKey: { type: 'http', scheme: 'basic', description: 'User name: the write key; password: empty' } },
-      schemas: { Error: { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' } } } },
+      schemas: { Error: { type: 'object', required: ['code', 'message'], properties: {
+        code: { type: 'string', enum: [...new Set([...trackingErrors.codes, ...settingsErrors.codes])], description: 'Stable: what went wrong (docs/tracking-api.md, "Errors", gives each code\'s status and meaning)' },
+        message: { type: 'string', description: 'For people: may change' },
+      } } },
     },
     paths,
   };

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { deflateSync, gzipSync } from 'node:zlib';
 import { describe, it } from 'node:test';
-import { decodeBody, IngestError, parseJsonBody, writeKeyOf } from './request-body.js';
+import type { HttpError } from '@switchyard/platform/http/error-catalogue';
+import { decodeBody, parseJsonBody, writeKeyOf } from './request-body.js';
 
-const code = (fn: () => unknown) => { try { fn(); } catch (e) { return (e as IngestError).code; } return undefined; };
+const code = (fn: () => unknown) => { try { fn(); } catch (e) { return (e as HttpError).code; } return undefined; };
 const b64 = (s: string) => Buffer.from(s).toString('base64');
 
 describe('request bodies', () => {
@@ -12,9 +13,9 @@ describe('request bodies', () => {
     assert.deepEqual(await decodeBody(gzipSync(text), 'gzip'), text);
     assert.deepEqual(await decodeBody(deflateSync(text), 'Deflate'), text);
     assert.deepEqual(await decodeBody(text, undefined), text);
-    await assert.rejects(decodeBody(text, 'compress'), (e: IngestError) => e.code === 'UNSUPPORTED_ENCODING');
-    await assert.rejects(decodeBody(text, 'gzip'), (e: IngestError) => e.code === 'INVALID_ENCODING');
-    await assert.rejects(decodeBody(gzipSync(Buffer.alloc(20 * 1024 * 1024)), 'gzip'), (e: IngestError) => e.code === 'BODY_TOO_LARGE');
+    await assert.rejects(decodeBody(text, 'compress'), (e: HttpError) => e.code === 'UNSUPPORTED_ENCODING');
+    await assert.rejects(decodeBody(text, 'gzip'), (e: HttpError) => e.code === 'INVALID_ENCODING');
+    await assert.rejects(decodeBody(gzipSync(Buffer.alloc(20 * 1024 * 1024)), 'gzip'), (e: HttpError) => e.code === 'BODY_TOO_LARGE');
   });
 
   it('parses JSON, dropping __proto__ and constructor.prototype, refusing deep nesting', () => {

@@ -1,7 +1,7 @@
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import sjson from 'secure-json-parse';
-import { SwitchyardError } from '@switchyard/platform/errors';
+import { trackingErrors } from './tracking-errors.js';
 
 /** Limits of the tracking API (docs/decisions/0002-tracking-api-limits-and-rejections.md). */
 export const MAX_REQUEST_BYTES = 500 * 1024;
@@ -13,13 +13,6 @@ export const MAX_JSON_DEPTH = 64;
  * batch-level context and thousands of tiny calls from turning into hundreds of megabytes.
  */
 export const MAX_WRITE_BYTES = 768 * 1024;
-
-export class IngestError extends SwitchyardError {
-  constructor(status: number, code: string, message: string) {
-    super(code, message, { status });
-    this.name = 'IngestError';
-  }
-}
 
 const decoders = {
   gzip: promisify(gunzip),
@@ -36,14 +29,14 @@ export async function decodeBody(raw: Buffer, contentEncoding: string | undefine
   const encoding = (contentEncoding ?? 'identity').trim().toLowerCase();
   if (encoding === 'identity' || encoding === '') return raw;
   const decode = decoders[encoding as keyof typeof decoders];
-  if (!decode) throw new IngestError(400, 'UNSUPPORTED_ENCODING', `Content-Encoding ${JSON.stringify(encoding)} is not supported; use gzip, deflate, br or none`);
+  if (!decode) throw trackingErrors.error('UNSUPPORTED_ENCODING', { encoding });
   try {
     return await decode(raw, { maxOutputLength: MAX_REQUEST_BYTES });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
-      throw new IngestError(400, 'BODY_TOO_LARGE', `the decompressed body is over ${MAX_REQUEST_BYTES / 1024} KB`);
+      throw trackingErrors.error('BODY_TOO_LARGE', { limitBytes: MAX_REQUEST_BYTES, decompressed: true });
     }
-    throw new IngestError(400, 'INVALID_ENCODING', `the body is not valid ${encoding} data`);
+    throw trackingErrors.error('INVALID_ENCODING', { encoding });
   }
 }
 
@@ -61,15 +54,15 @@ export function parseJsonBody(bytes: Buffer): unknown {
   try {
     text = utf8.decode(bytes);
   } catch {
-    throw new IngestError(400, 'INVALID_UTF8', 'the body is not valid UTF-8');
+    throw trackingErrors.error('INVALID_UTF8');
   }
   let value: unknown;
   try {
     value = sjson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
   } catch (err) {
-    throw new IngestError(400, 'INVALID_JSON', `the body is not valid JSON: ${(err as Error).message.slice(0, 200)}`);
+    throw trackingErrors.error('INVALID_JSON', { problem: (err as Error).message.slice(0, 200) });
   }
-  if (depthExceeds(value, MAX_JSON_DEPTH)) throw new IngestError(400, 'NESTING_TOO_DEEP', `the body nests deeper than ${MAX_JSON_DEPTH} levels`);
+  if (depthExceeds(value, MAX_JSON_DEPTH)) throw trackingErrors.error('NESTING_TOO_DEEP', { maxDepth: MAX_JSON_DEPTH });
   return value;
 }
 

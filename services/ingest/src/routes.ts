@@ -3,8 +3,9 @@ import type { FastifyInstance } from 'fastify';
 import { SETTINGS_MAX_AGE_SECONDS, type BrowserEndpoint } from './browser-settings.js';
 import { openApiDocument } from './openapi.js';
 import { handleIngest, type IngestDeps } from './ingest-handler.js';
-import { IngestError, MAX_REQUEST_BYTES } from './request-body.js';
 import { ROUTES, SETTINGS_PATH } from './paths.js';
+import { MAX_REQUEST_BYTES } from './request-body.js';
+import { trackingErrors } from './tracking-errors.js';
 import { handleSettings } from './settings-handler.js';
 
 /**
@@ -28,13 +29,11 @@ export async function trackingApi(app: FastifyInstance, deps: IngestDeps & { bro
       if (req.headers['content-type'] !== undefined) req.headers['content-type'] = 'application/octet-stream';
     });
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_REQUEST_BYTES }, (_req, body, done) => done(null, body));
-    // Refusals while reading the body (over the limit, aborted) use the API's own codes, with 400
-    // rather than 413: clients retry 413, and retrying the same body cannot help.
-    scope.setErrorHandler((error: { code?: string; statusCode?: number }, req, reply) => {
-      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-        deps.metrics.requests.inc({ route: routeOf(req.url), status: 400 });
-        return reply.code(400).send(new IngestError(400, 'BODY_TOO_LARGE', `the body is over ${MAX_REQUEST_BYTES / 1024} KB`).toJSON());
-      }
+    // A body over the limit is refused while being read, before the route: counted here, answered by
+    // the server's error handler from the catalogue (BODY_TOO_LARGE, 400 rather than 413: clients
+    // retry 413, and retrying the same body cannot help).
+    scope.setErrorHandler((error: { code?: string }, req) => {
+      if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') deps.metrics.requests.inc({ route: routeOf(req.url), status: trackingErrors.entries.BODY_TOO_LARGE.status });
       throw error;
     });
 
@@ -44,7 +43,7 @@ export async function trackingApi(app: FastifyInstance, deps: IngestDeps & { bro
         deps.metrics.requests.inc({ route: 'settings', status: 200 });
         return reply.header('cache-control', `public, max-age=${SETTINGS_MAX_AGE_SECONDS}`).send(settings);
       } catch (err) {
-        const status = (err as IngestError).status ?? 500;
+        const status = (err as { status?: number }).status ?? 500;
         deps.metrics.requests.inc({ route: 'settings', status });
         // A key refused now may be valid in a moment (a source just created or enabled).
         void reply.header('cache-control', 'no-store');
@@ -55,7 +54,8 @@ export async function trackingApi(app: FastifyInstance, deps: IngestDeps & { bro
 
     for (const [path, route] of ROUTES) {
       for (const url of [path, `${path}/`]) {
-        scope.post(url, async (req, reply) => {
+        // The parser's limit, named on the route too so a refusal's message can say it.
+        scope.post(url, { bodyLimit: MAX_REQUEST_BYTES }, async (req, reply) => {
           const end = deps.metrics.requestDuration.startTimer({ route });
           deps.metrics.inFlight.inc();
           try {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigState } from '@switchyard/platform/config-view/config-state';
-import { IngestError } from './request-body.js';
+import type { HttpError } from '@switchyard/platform/http/error-catalogue';
 import { handleSettings, type SettingsDeps } from './settings-handler.js';
 
 function setup(extra: Partial<SettingsDeps> = {}): SettingsDeps {
@@ -19,13 +19,13 @@ describe('handleSettings: the analytics.js settings of a write key', () => {
   const refusals: Array<[key: string, code: string]> = [['wk_unknown', 'INVALID_WRITE_KEY'], ['wk_off', 'SOURCE_DISABLED'], ['', 'INVALID_WRITE_KEY']];
   for (const [key, code] of refusals) {
     it(`${JSON.stringify(key)} → 404 ${code}`, async () => {
-      await assert.rejects(handleSettings(setup({ configCurrent: async () => true }), key), (e: IngestError) => e.status === 404 && e.code === code);
+      await assert.rejects(handleSettings(setup({ configCurrent: async () => true }), key), (e: HttpError) => e.status === 404 && e.code === code);
     });
   }
   it('503 NOT_READY while the configuration is loading, even for a key that will be valid', async () => {
-    await assert.rejects(handleSettings(setup({ configLoaded: () => false }), 'wk_on'), (e: IngestError) => e.status === 503 && e.code === 'NOT_READY');
+    await assert.rejects(handleSettings(setup({ configLoaded: () => false }), 'wk_on'), (e: HttpError) => e.status === 503 && e.code === 'NOT_READY');
   });
   it('503 CONFIG_BEHIND, not 404, for an unknown key while the view is not known to be current', async () => {
-    await assert.rejects(handleSettings(setup({ configCurrent: async () => false }), 'wk_new'), (e: IngestError) => e.status === 503 && e.code === 'CONFIG_BEHIND');
+    await assert.rejects(handleSettings(setup({ configCurrent: async () => false }), 'wk_new'), (e: HttpError) => e.status === 503 && e.code === 'CONFIG_BEHIND');
   });
 });

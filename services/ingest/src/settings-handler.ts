@@ -1,13 +1,12 @@
 import { browserSettings, type BrowserEndpoint } from './browser-settings.js';
-import { sourceOfWriteKey, type Refusals, type WriteKeyDeps } from './write-key-auth.js';
+import { settingsErrors } from './tracking-errors.js';
+import { sourceOfWriteKey, type WriteKeyDeps } from './write-key-auth.js';
 
 export interface SettingsDeps extends WriteKeyDeps {
   /** Where browsers send calls (from INGEST_PUBLIC_URL). */
   browser: BrowserEndpoint;
   clock?: () => number;
 }
-
-const REFUSALS: Refusals = { status: 404, unknown: 'no source has this write key', disabled: 'the source of this write key is disabled' };
 
 /**
  * `GET /v1/projects/{writeKey}/settings`: the settings document for a valid write key of an
@@ -16,6 +15,6 @@ const REFUSALS: Refusals = { status: 404, unknown: 'no source has this write key
  * (never a 404 for a good key: write-key-auth.ts).
  */
 export async function handleSettings(deps: SettingsDeps, writeKey: string): Promise<Record<string, unknown>> {
-  await sourceOfWriteKey(deps, writeKey, (deps.clock ?? Date.now)(), REFUSALS);
+  await sourceOfWriteKey(deps, writeKey, (deps.clock ?? Date.now)(), settingsErrors);
   return browserSettings(writeKey, deps.browser);
 }

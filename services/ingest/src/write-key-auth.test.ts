@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ConfigState } from '@switchyard/platform/config-view/config-state';
-import { IngestError } from './request-body.js';
+import type { HttpError } from '@switchyard/platform/http/error-catalogue';
+import { settingsErrors, trackingErrors } from './tracking-errors.js';
 import { sourceOfWriteKey, UNKNOWN_KEY_WAIT_MS, type WriteKeyDeps } from './write-key-auth.js';
 
-const REFUSALS = { status: 401, unknown: 'unknown', disabled: 'disabled' };
+const REFUSALS = trackingErrors;
 const source = (id: string, enabled: boolean, writeKeys: string[]) => ({ kind: 'source' as const, value: { id, name: id, enabled, writeKeys, createdAt: 0, updatedAt: 0 } });
 
 function config(): ConfigState {
@@ -24,7 +25,7 @@ function view(current: boolean, onCatchUp?: (state: ConfigState) => void) {
   return { calls, deps };
 }
 
-const refusedWith = (status: number, code: string) => (e: IngestError) => e.status === status && e.code === code;
+const refusedWith = (status: number, code: string) => (e: HttpError) => e.status === status && e.code === code;
 
 describe('sourceOfWriteKey: refuse a key only when the configuration is known to be current', () => {
   it('a known key of an enabled source is accepted without waiting for the view', async () => {
@@ -66,6 +67,6 @@ describe('sourceOfWriteKey: refuse a key only when the configuration is known to
   });
 
   it('without a currency check (no view to ask), refusals are immediate as before', async () => {
-    await assert.rejects(sourceOfWriteKey({ config: config() }, 'wk_nope', 1000, { status: 404, unknown: 'u', disabled: 'd' }), refusedWith(404, 'INVALID_WRITE_KEY'));
+    await assert.rejects(sourceOfWriteKey({ config: config() }, 'wk_nope', 1000, settingsErrors), refusedWith(404, 'INVALID_WRITE_KEY'));
   });
 });

@@ -1,5 +1,5 @@
 import type { ConfigState, Source } from '@switchyard/platform/config-view/config-state';
-import { IngestError } from './request-body.js';
+import type { ErrorCatalogue, ErrorEntry } from '@switchyard/platform/http/error-catalogue';
 
 /**
  * How long a request with a write key this instance does not know (or of a disabled source) waits
@@ -20,8 +20,8 @@ export interface WriteKeyDeps {
   configCurrent?: (since: number, timeoutMs: number) => Promise<boolean>;
 }
 
-/** The refusals of one endpoint: the tracking API answers 401, the settings document 404. */
-export interface Refusals { status: number; unknown: string; disabled: string }
+/** The refusals of one endpoint, from its catalogue: the tracking API answers 401, the settings document 404 (tracking-errors.ts). */
+export type Refusals = ErrorCatalogue<Record<'NOT_READY' | 'CONFIG_BEHIND' | 'INVALID_WRITE_KEY' | 'SOURCE_DISABLED', ErrorEntry>>;
 
 /**
  * The enabled source of a write key, or a refusal. A key is refused as unknown or disabled only
@@ -31,16 +31,16 @@ export interface Refusals { status: number; unknown: string; disabled: string }
  * which clients retry.
  */
 export async function sourceOfWriteKey(deps: WriteKeyDeps, writeKey: string, receivedAt: number, refusals: Refusals): Promise<Source> {
-  if (deps.configLoaded && !deps.configLoaded()) throw new IngestError(503, 'NOT_READY', 'the service is still loading its configuration; retry shortly');
+  if (deps.configLoaded && !deps.configLoaded()) throw refusals.error('NOT_READY');
   let source = deps.config.sourceForWriteKey(writeKey);
   if (source?.enabled) return source;
   if (deps.configCurrent) {
     if (!(await deps.configCurrent(receivedAt, UNKNOWN_KEY_WAIT_MS))) {
-      throw new IngestError(503, 'CONFIG_BEHIND', 'this write key is not known here yet and the configuration is not up to date (Kafka unreachable or catching up); retry shortly');
+      throw refusals.error('CONFIG_BEHIND');
     }
     source = deps.config.sourceForWriteKey(writeKey);
     if (source?.enabled) return source;
   }
-  if (!source) throw new IngestError(refusals.status, 'INVALID_WRITE_KEY', refusals.unknown);
-  throw new IngestError(refusals.status, 'SOURCE_DISABLED', refusals.disabled);
+  if (!source) throw refusals.error('INVALID_WRITE_KEY');
+  throw refusals.error('SOURCE_DISABLED');
 }

@@ -716,18 +716,13 @@ export interface paths {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
-                /** @description Not in the trace index (older than its window, or never seen): {error: "not_found", code: "MESSAGE_NOT_FOUND", message} */
+                /** @description MESSAGE_NOT_FOUND: not in the trace index (older than its window, or never seen) */
                 404: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            /** @constant */
-                            error: "not_found";
-                            code?: string;
-                            message: string;
-                        };
+                        "application/json": components["schemas"]["Error"];
                     };
                 };
                 /** @description TOO_MANY_AUTH_FAILURES: too many failed authentications from this address; Retry-After says when to try again */
@@ -3028,7 +3023,12 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         Error: {
-            code: string;
+            /**
+             * @description Stable: what went wrong (docs/admin-api.md, "Errors", gives each code's status and meaning)
+             * @enum {string}
+             */
+            code: "NOT_FOUND" | "BAD_REQUEST" | "INVALID_JSON" | "BODY_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "INTERNAL" | "UNAVAILABLE" | "SHUTTING_DOWN" | "UNAUTHORIZED" | "MISSING_SCOPE" | "SOURCE_NOT_ALLOWED" | "TOO_MANY_AUTH_FAILURES" | "CONFIG_BEHIND" | "NO_ACCESS_DECIDED" | "INVALID_FIELD" | "UNKNOWN_FIELD" | "NO_WEBHOOKS" | "TOO_MANY_WEBHOOKS" | "UNSUPPORTED_TYPE" | "INVALID_URL" | "INVALID_URL_SCHEME" | "BLOCKED_ADDRESS" | "INVALID_HEADER" | "RESERVED_HEADER" | "INVALID_FILTER" | "INVALID_RETRY_POLICY" | "INVALID_CLIENT_CERTIFICATE" | "INVALID_CONDITION" | "INVALID_DEFINITION" | "INVALID_RANGE" | "UNKNOWN_SOURCE" | "DUPLICATE_ID" | "DUPLICATE_PROPERTY" | "SIGNING_NOT_ENABLED" | "DESTINATION_DISABLED" | "TOO_MANY_TOKENS" | "REPLAY_FINISHED" | "LIVE_UNAVAILABLE" | "SOURCE_NOT_FOUND" | "WRITE_KEY_NOT_FOUND" | "DESTINATION_NOT_FOUND" | "NOTIFICATION_ENDPOINT_NOT_FOUND" | "REPLAY_NOT_FOUND" | "AUDIENCE_NOT_FOUND" | "COMPUTED_TRAIT_NOT_FOUND" | "DEAD_LETTER_NOT_FOUND" | "TOKEN_NOT_FOUND" | "MESSAGE_NOT_FOUND";
+            /** @description For people: may change */
             message: string;
             field?: string;
             /**

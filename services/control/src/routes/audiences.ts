@@ -5,7 +5,7 @@ import { parseCondition } from '@switchyard/platform/audiences/condition';
 import { parseComputedTrait } from '@switchyard/platform/audiences/computed-trait';
 import { snakeCase } from '@switchyard/platform/audiences/snake-case';
 import type { Audience, ComputedTrait } from '@switchyard/platform/config-view/config-state';
-import { ApiError, notFound } from '../api-error.js';
+import { apiError } from '../admin-errors.js';
 import { parseBody } from '../api-schemas.js';
 import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
@@ -43,7 +43,7 @@ function visibleOfSource<T extends { sourceId: string }>(req: FastifyRequest<{ Q
 
 function validCondition(value: unknown): string {
   const parsed = parseCondition(value);
-  if (!parsed.ok) throw new ApiError(400, 'INVALID_CONDITION', parsed.message, parsed.path ? `condition.${parsed.path}` : 'condition');
+  if (!parsed.ok) throw apiError('INVALID_CONDITION', { problem: parsed.message, field: parsed.path ? `condition.${parsed.path}` : 'condition' });
   return JSON.stringify(value);
 }
 
@@ -57,12 +57,12 @@ export function audienceRoutes(app: FastifyInstance, { view, store, clock }: Con
   const propertyTaken = (sourceId: string, property: string) =>
     view.state.audiences().some((a) => a.sourceId === sourceId && snakeCase(a.name) === property)
     || view.state.computedTraits().some((t) => t.sourceId === sourceId && snakeCase(t.name) === property);
-  const requireSource = (id: string) => { if (!view.state.source(id)) throw new ApiError(400, 'UNKNOWN_SOURCE', `no source ${JSON.stringify(id)}`, 'sourceId'); };
+  const requireSource = (id: string) => { if (!view.state.source(id)) throw apiError('UNKNOWN_SOURCE', { id, field: 'sourceId' }); };
 
   app.post('/v1/audiences', counted.write('audience', 'create'), async (req, reply) => {
     const body = parseBody(audienceCreate, req.body);
     requireSource(body.sourceId);
-    if (propertyTaken(body.sourceId, snakeCase(body.name))) throw new ApiError(400, 'DUPLICATE_PROPERTY', `the source already has a property ${snakeCase(body.name)}`, 'name');
+    if (propertyTaken(body.sourceId, snakeCase(body.name))) throw apiError('DUPLICATE_PROPERTY', { property: snakeCase(body.name), field: 'name' });
     const now = clock();
     const audience: Audience = { id: `aud_${randomBytes(8).toString('hex')}`, sourceId: body.sourceId, name: body.name, condition: validCondition(body.condition), createdAt: now, updatedAt: now };
     await store.write(change.putAudience(audience));
@@ -72,19 +72,19 @@ export function audienceRoutes(app: FastifyInstance, { view, store, clock }: Con
     audiences: visibleOfSource(req, view.state.audiences()).map(audienceView),
   }));
   app.get<IdParams>('/v1/audiences/:id', async (req) => {
-    const audience = view.state.audience(req.params.id) ?? (() => { throw notFound('audience', req.params.id); })();
+    const audience = view.state.audience(req.params.id) ?? (() => { throw apiError('AUDIENCE_NOT_FOUND', { id: req.params.id }); })();
     accessOf(req).requireSource(audience.sourceId);
     return audienceView(audience);
   });
   app.patch<IdParams>('/v1/audiences/:id', counted.write('audience', 'update'), async (req) => {
-    const current = view.state.audience(req.params.id) ?? (() => { throw notFound('audience', req.params.id); })();
+    const current = view.state.audience(req.params.id) ?? (() => { throw apiError('AUDIENCE_NOT_FOUND', { id: req.params.id }); })();
     const body = parseBody(audiencePatch, req.body);
     const next: Audience = { ...current, condition: validCondition(body.condition), updatedAt: clock() };
     await store.write(change.putAudience(next));
     return audienceView(next);
   });
   app.delete<IdParams>('/v1/audiences/:id', counted.write('audience', 'delete'), async (req, reply) => {
-    if (!view.state.audience(req.params.id)) throw notFound('audience', req.params.id);
+    if (!view.state.audience(req.params.id)) throw apiError('AUDIENCE_NOT_FOUND', { id: req.params.id });
     await store.write(change.deleteAudience(req.params.id));
     return reply.code(204).send();
   });
@@ -92,9 +92,9 @@ export function audienceRoutes(app: FastifyInstance, { view, store, clock }: Con
   app.post('/v1/computed-traits', counted.write('computed_trait', 'create'), async (req, reply) => {
     const body = parseBody(computedTraitCreate, req.body);
     requireSource(body.sourceId);
-    if (propertyTaken(body.sourceId, snakeCase(body.name))) throw new ApiError(400, 'DUPLICATE_PROPERTY', `the source already has a property ${snakeCase(body.name)}`, 'name');
+    if (propertyTaken(body.sourceId, snakeCase(body.name))) throw apiError('DUPLICATE_PROPERTY', { property: snakeCase(body.name), field: 'name' });
     const parsed = parseComputedTrait(body.definition);
-    if (!parsed.ok) throw new ApiError(400, 'INVALID_DEFINITION', parsed.message, parsed.path ? `definition.${parsed.path}` : 'definition');
+    if (!parsed.ok) throw apiError('INVALID_DEFINITION', { problem: parsed.message, field: parsed.path ? `definition.${parsed.path}` : 'definition' });
     const now = clock();
     const trait: ComputedTrait = { id: `ct_${randomBytes(8).toString('hex')}`, sourceId: body.sourceId, name: body.name, kind: JSON.stringify(body.definition), createdAt: now, updatedAt: now };
     await store.write(change.putComputedTrait(trait));
@@ -104,12 +104,12 @@ export function audienceRoutes(app: FastifyInstance, { view, store, clock }: Con
     computedTraits: visibleOfSource(req, view.state.computedTraits()).map(traitView),
   }));
   app.get<IdParams>('/v1/computed-traits/:id', async (req) => {
-    const trait = view.state.computedTrait(req.params.id) ?? (() => { throw notFound('computed trait', req.params.id); })();
+    const trait = view.state.computedTrait(req.params.id) ?? (() => { throw apiError('COMPUTED_TRAIT_NOT_FOUND', { id: req.params.id }); })();
     accessOf(req).requireSource(trait.sourceId);
     return traitView(trait);
   });
   app.delete<IdParams>('/v1/computed-traits/:id', counted.write('computed_trait', 'delete'), async (req, reply) => {
-    if (!view.state.computedTrait(req.params.id)) throw notFound('computed trait', req.params.id);
+    if (!view.state.computedTrait(req.params.id)) throw apiError('COMPUTED_TRAIT_NOT_FOUND', { id: req.params.id });
     await store.write(change.deleteComputedTrait(req.params.id));
     return reply.code(204).send();
   });

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
-import { ApiError } from '../api-error.js';
+import { apiError } from '../admin-errors.js';
 import { parseBody } from '../api-schemas.js';
 import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
@@ -42,7 +42,7 @@ export function deadLetterRoutes(app: FastifyInstance, { view: config, deadLette
 
   app.get<{ Params: { id: string } }>('/v1/dead-letters/:id', async (req) => {
     const entry = deadLetters.get(req.params.id);
-    if (!entry) throw new ApiError(404, 'DEAD_LETTER_NOT_FOUND', `no dead letter ${JSON.stringify(req.params.id)}`);
+    if (!entry) throw apiError('DEAD_LETTER_NOT_FOUND', { id: req.params.id });
     const access = accessOf(req);
     access.requireSource(entry.letter.task.sourceId);
     const detail = { ...view(entry), body: entry.letter.task.body as string | null };

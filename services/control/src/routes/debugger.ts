@@ -36,7 +36,8 @@ export function debuggerRoutes(app: FastifyInstance, dir = DEBUGGER_DIR): void {
   }
   const send = (reply: FastifyReply, name: string) => {
     const file = files.get(name);
-    if (!file) return reply.code(404).send({ code: 'NOT_FOUND', message: `no debugger file ${JSON.stringify(name)}` });
+    // A file the page does not have is a route that does not exist: the server's NOT_FOUND.
+    if (!file) return reply.callNotFound();
     return reply.headers(SECURITY_HEADERS).type(file.type).send(file.body);
   };
   app.get('/debugger', async (_req, reply) => send(reply, 'index.html'));

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Delete } from '@switchyard/platform/schemas/generated';
-import { ApiError } from '../api-error.js';
+import { apiError } from '../admin-errors.js';
 import { parseBody } from '../api-schemas.js';
 import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
@@ -22,7 +22,7 @@ export function deletionRoutes(app: FastifyInstance, { view, clock, events, metr
   app.post('/v1/deletions', counted.deletion, async (req, reply) => {
     const body = parseBody(deletionRequest, req.body);
     for (const id of body.sourceIds ?? []) {
-      if (!view.state.source(id)) throw new ApiError(400, 'UNKNOWN_SOURCE', `no source ${JSON.stringify(id)}`, 'sourceIds');
+      if (!view.state.source(id)) throw apiError('UNKNOWN_SOURCE', { id, field: 'sourceIds' });
     }
     const candidates = body.sourceIds ?? view.state.sources().map((s) => s.id);
     const affected = [...new Set(candidates)].filter((id) => view.state.enabledWebhooksOf(id).length > 0);

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Destination } from '@switchyard/platform/config-view/config-state';
 import { rotateSigningSecrets, DEFAULT_GRACE_MS } from '@switchyard/platform/signing/standard-webhooks';
-import { ApiError, notFound } from '../api-error.js';
+import { apiError } from '../admin-errors.js';
 import { graceMs, parseBody, secretRotation } from '../api-schemas.js';
 import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
@@ -18,13 +18,13 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
   // Notification endpoints are stored as destinations of their own type, managed by their own routes.
   const find = (id: string): Destination => {
     const d = view.state.destination(id);
-    if (!d || isNotificationEndpoint(d)) throw notFound('destination', id);
+    if (!d || isNotificationEndpoint(d)) throw apiError('DESTINATION_NOT_FOUND', { id });
     return d;
   };
 
   app.post('/v1/destinations', counted.write('destination', 'create'), async (req, reply) => {
     const body = parseBody(destinationSchemas.create, req.body);
-    if (!view.state.source(body.sourceId)) throw new ApiError(400, 'UNKNOWN_SOURCE', `no source ${JSON.stringify(body.sourceId)}`, 'sourceId');
+    if (!view.state.source(body.sourceId)) throw apiError('UNKNOWN_SOURCE', { id: body.sourceId, field: 'sourceId' });
     const now = clock();
     const { created, ...signing } = signingAfter({ standardSignatures: false, signingSecrets: [] }, body.signing, now);
     const destination: Destination = {
@@ -33,7 +33,7 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
       filter: storedFilter(body.filter), ...signing, retry: body.retry ?? null,
       rateLimit: body.rateLimit ?? null, disabledReason: null, disabledAt: null, notificationTypes: [],
     };
-    if (view.state.destination(destination.id)) throw new ApiError(400, 'DUPLICATE_ID', `destination ${destination.id} exists`, 'id');
+    if (view.state.destination(destination.id)) throw apiError('DUPLICATE_ID', { kind: 'destination', id: destination.id, field: 'id' });
     await store.write(change.putDestination(destination));
     return reply.code(201).send(withNewSecret(destinationView(destination, now), created));
   });
@@ -80,7 +80,7 @@ export function destinationRoutes(app: FastifyInstance, { view, store, clock, de
   app.post<IdParams>('/v1/destinations/:id/secrets/rotate', counted.write('signing_secret', 'create'), async (req, reply) => {
     const current = find(req.params.id);
     const body = parseBody(secretRotation, req.body);
-    if (!current.standardSignatures) throw new ApiError(400, 'SIGNING_NOT_ENABLED', 'Standard Webhooks signing is off for this destination: set signing.standard to true first', 'signing.standard');
+    if (!current.standardSignatures) throw apiError('SIGNING_NOT_ENABLED', { field: 'signing.standard' });
     const now = clock();
     const { secrets, created } = rotateSigningSecrets(current.signingSecrets, now, body.gracePeriod === undefined ? DEFAULT_GRACE_MS : graceMs(body.gracePeriod));
     const next: Destination = { ...current, signingSecrets: secrets, updatedAt: now };

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError, notFound } from '../api-error.js';
+import { apiError } from '../admin-errors.js';
 import type { ControlDeps } from '../control-deps.js';
 import type { LiveCall } from '../live-call.js';
 import { LiveBuffer } from '../live-buffer.js';
@@ -33,7 +33,7 @@ export function liveRoutes(app: FastifyInstance, { view, live }: ControlDeps, op
 
   app.get<{ Params: { id: string } }>('/v1/sources/:id/live', async (req, reply) => {
     const source = view.state.source(req.params.id);
-    if (!source) throw notFound('source', req.params.id);
+    if (!source) throw apiError('SOURCE_NOT_FOUND', { id: req.params.id });
     const access = accessOf(req);
     access.requireSource(source.id);
     // A metadata token's stream carries each call without its payload.
@@ -75,7 +75,7 @@ export function liveRoutes(app: FastifyInstance, { view, live }: ControlDeps, op
         },
       });
     } catch (err) {
-      if (err instanceof LiveTailFullError) throw new ApiError(503, 'LIVE_UNAVAILABLE', err.message);
+      if (err instanceof LiveTailFullError) throw apiError('LIVE_UNAVAILABLE', { reason: err.message });
       throw err;
     }
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { apiError } from '../admin-errors.js';
 import type { ControlDeps } from '../control-deps.js';
 import { accessOf } from '../scopes.js';
 
@@ -8,17 +9,11 @@ import { accessOf } from '../scopes.js';
  * a token limited to sources sees the traces of its sources only.
  */
 export function messageRoutes(app: FastifyInstance, { traces }: ControlDeps): void {
-  app.get<{ Params: { messageId: string } }>('/v1/messages/:messageId', async (req, reply) => {
+  app.get<{ Params: { messageId: string } }>('/v1/messages/:messageId', async (req) => {
     const trace = traces.get(req.params.messageId);
-    if (trace) {
-      accessOf(req).requireSource(trace.sourceId);
-      return trace;
-    }
-    // `error` is the trace contract's field (the debugger reads it); `code` is the admin API's usual one.
-    return reply.code(404).send({
-      error: 'not_found', code: 'MESSAGE_NOT_FOUND',
-      message: `no record of message ${JSON.stringify(req.params.messageId)} in the last ${windowText(traces.windowMs)}: it may be older, not have reached fan-out yet, or have been forgotten (the index keeps at most ${traces.max} messages)`,
-    });
+    if (!trace) throw apiError('MESSAGE_NOT_FOUND', { id: req.params.messageId, window: windowText(traces.windowMs), max: traces.max });
+    accessOf(req).requireSource(trace.sourceId);
+    return trace;
   });
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Destination } from '@switchyard/platform/config-view/config-state';
-import { ApiError, notFound } from '../api-error.js';
+import { apiError } from '../admin-errors.js';
 import { parseBody } from '../api-schemas.js';
 import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
@@ -18,14 +18,14 @@ const adminRead = { config: { scope: 'admin' as const } };
 export function notificationEndpointRoutes(app: FastifyInstance, { view, store, clock, notificationEndpointSchema }: ControlDeps): void {
   const find = (id: string): Destination => {
     const d = view.state.destination(id);
-    if (!d || !isNotificationEndpoint(d)) throw notFound('notification endpoint', id);
+    if (!d || !isNotificationEndpoint(d)) throw apiError('NOTIFICATION_ENDPOINT_NOT_FOUND', { id });
     return d;
   };
 
   app.post('/v1/notification-endpoints', counted.write('notification_endpoint', 'create'), async (req, reply) => {
     const body = parseBody(notificationEndpointSchema, req.body);
     const id = body.id ?? newNotificationEndpointId();
-    if (view.state.destination(id)) throw new ApiError(400, 'DUPLICATE_ID', `${id} exists`, 'id');
+    if (view.state.destination(id)) throw apiError('DUPLICATE_ID', { kind: 'notification endpoint', id, field: 'id' });
     const { endpoint, secret } = newNotificationEndpoint({ id, url: body.url, eventTypes: body.eventTypes }, clock());
     await store.write(change.putDestination(endpoint));
     // The secret's value is in this response only: receivers verify signatures with it.

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Replay } from '@switchyard/platform/schemas/generated';
-import { ApiError, notFound } from '../api-error.js';
+import { apiError } from '../admin-errors.js';
 import { destinationFilter, parseBody } from '../api-schemas.js';
 import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
@@ -30,10 +30,10 @@ type Params = { Params: { id: string; rid: string } };
  * writes its progress there, in the transactions of the tasks.
  */
 export function replayRoutes(app: FastifyInstance, { view, clock, replays }: ControlDeps): void {
-  const destination = (id: string) => { const d = view.state.destination(id); if (!d || isNotificationEndpoint(d)) throw notFound('destination', id); return d; };
+  const destination = (id: string) => { const d = view.state.destination(id); if (!d || isNotificationEndpoint(d)) throw apiError('DESTINATION_NOT_FOUND', { id }); return d; };
   const find = (destinationId: string, rid: string) => {
     const found = replays.get(rid);
-    if (!found || found.replay.destinationId !== destinationId) throw new ApiError(404, 'REPLAY_NOT_FOUND', `no replay ${rid} of destination ${destinationId}`);
+    if (!found || found.replay.destinationId !== destinationId) throw apiError('REPLAY_NOT_FOUND', { id: rid, destinationId });
     return found;
   };
 
@@ -42,8 +42,8 @@ export function replayRoutes(app: FastifyInstance, { view, clock, replays }: Con
     const body = parseBody(replayRequest, req.body);
     const from = Date.parse(body.from);
     const to = Date.parse(body.to);
-    if (!(from < to)) throw new ApiError(400, 'INVALID_RANGE', 'from must be before to', 'to');
-    if (!d.enabled) throw new ApiError(400, 'DESTINATION_DISABLED', `destination ${d.id} is disabled: enable it to replay into it`, 'id');
+    if (!(from < to)) throw apiError('INVALID_RANGE', { field: 'to' });
+    if (!d.enabled) throw apiError('DESTINATION_DISABLED', { id: d.id, field: 'id' });
     const replay: Replay = { id: newReplayId(), destinationId: d.id, sourceId: d.sourceId, from, to, filter: storedFilter(body.filter), rate: body.rate ?? DEFAULT_REPLAY_RATE, createdAt: clock(), cancelRequestedAt: null };
     await replays.write(replay);
     return reply.code(202).send(replayView(replay, undefined));
@@ -63,7 +63,7 @@ export function replayRoutes(app: FastifyInstance, { view, clock, replays }: Con
   app.delete<Params>('/v1/destinations/:id/replays/:rid', counted.write('replay', 'delete'), async (req, reply) => {
     const { replay, progress } = find(req.params.id, req.params.rid);
     const view = replayView(replay, progress);
-    if (view.state !== 'running') throw new ApiError(409, 'REPLAY_FINISHED', `replay ${replay.id} is ${view.state}`);
+    if (view.state !== 'running') throw apiError('REPLAY_FINISHED', { id: replay.id, state: view.state });
     const cancelled: Replay = replay.cancelRequestedAt === null ? { ...replay, cancelRequestedAt: clock() } : replay;
     if (cancelled !== replay) await replays.write(cancelled);
     return reply.code(202).send(replayView(cancelled, progress));

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Source } from '@switchyard/platform/config-view/config-state';
-import { ApiError, notFound } from '../api-error.js';
+import { apiError } from '../admin-errors.js';
 import { parseBody, sourceCreate, sourcePatch } from '../api-schemas.js';
 import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
@@ -12,11 +12,11 @@ import { sourceView } from '../views.js';
 type IdParams = { Params: { id: string } };
 
 export function sourceRoutes(app: FastifyInstance, { view, store, clock }: ControlDeps): void {
-  const find = (id: string): Source => view.state.source(id) ?? (() => { throw notFound('source', id); })();
+  const find = (id: string): Source => view.state.source(id) ?? (() => { throw apiError('SOURCE_NOT_FOUND', { id }); })();
 
   app.post('/v1/sources', counted.write('source', 'create'), async (req, reply) => {
     const body = parseBody(sourceCreate, req.body);
-    if (body.id && view.state.source(body.id)) throw new ApiError(400, 'DUPLICATE_ID', `source ${body.id} exists`, 'id');
+    if (body.id && view.state.source(body.id)) throw apiError('DUPLICATE_ID', { kind: 'source', id: body.id, field: 'id' });
     const now = clock();
     const source: Source = { id: body.id ?? newSourceId(), name: body.name, enabled: body.enabled, writeKeys: [newWriteKey()], createdAt: now, updatedAt: now };
     await store.write(change.putSource(source));
@@ -61,7 +61,7 @@ export function sourceRoutes(app: FastifyInstance, { view, store, clock }: Contr
 
   app.delete<{ Params: { id: string; key: string } }>('/v1/sources/:id/write-keys/:key', counted.write('write_key', 'delete'), async (req) => {
     const current = find(req.params.id);
-    if (!current.writeKeys.includes(req.params.key)) throw notFound('write key', '(given)');
+    if (!current.writeKeys.includes(req.params.key)) throw apiError('WRITE_KEY_NOT_FOUND');
     const next: Source = { ...current, writeKeys: current.writeKeys.filter((k) => k !== req.params.key), updatedAt: clock() };
     await store.write(change.putSource(next));
     return sourceView(next);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { AdminToken } from '@switchyard/platform/config-view/config-state';
-import { ApiError } from '../api-error.js';
+import { apiError } from '../admin-errors.js';
 import { parseBody } from '../api-schemas.js';
 import { counted } from '../admin-metrics.js';
 import type { ControlDeps } from '../control-deps.js';
@@ -36,11 +36,11 @@ export function tokenRoutes(app: FastifyInstance, { view, store, clock }: Contro
     const body = parseBody(tokenCreate, req.body);
     const scopes = SCOPES.filter((s) => body.scopes.includes(s));
     if (body.sourceIds && scopes.includes('admin')) {
-      throw new ApiError(400, 'INVALID_FIELD', 'sourceIds: an admin token cannot be limited to sources (it could make tokens for every source)', 'sourceIds');
+      throw apiError('INVALID_FIELD', { problem: 'sourceIds: an admin token cannot be limited to sources (it could make tokens for every source)', field: 'sourceIds' });
     }
-    body.sourceIds?.forEach((id, i) => { if (!view.state.source(id)) throw new ApiError(400, 'UNKNOWN_SOURCE', `no source ${JSON.stringify(id)}`, `sourceIds[${i}]`); });
+    body.sourceIds?.forEach((id, i) => { if (!view.state.source(id)) throw apiError('UNKNOWN_SOURCE', { id, field: `sourceIds[${i}]` }); });
     const sourceIds = body.sourceIds ? [...new Set(body.sourceIds)] : null;
-    if (view.state.adminTokens().length >= MAX_TOKENS) throw new ApiError(400, 'TOO_MANY_TOKENS', `at most ${MAX_TOKENS} tokens: revoke some first`);
+    if (view.state.adminTokens().length >= MAX_TOKENS) throw apiError('TOO_MANY_TOKENS', { max: MAX_TOKENS });
     const token = newAdminToken();
     const stored: AdminToken = { id: newTokenId(), name: body.name, scopes, sourceIds, tokenHash: createHash('sha256').update(token).digest('hex'), createdAt: clock() };
     await store.write(change.putAdminToken(stored));
@@ -52,7 +52,7 @@ export function tokenRoutes(app: FastifyInstance, { view, store, clock }: Contro
   }));
 
   app.delete<{ Params: { id: string } }>('/v1/tokens/:id', counted.write('token', 'delete'), async (req, reply) => {
-    if (!view.state.adminToken(req.params.id)) throw new ApiError(404, 'TOKEN_NOT_FOUND', `no token ${JSON.stringify(req.params.id)}`);
+    if (!view.state.adminToken(req.params.id)) throw apiError('TOKEN_NOT_FOUND', { id: req.params.id });
     await store.write(change.deleteAdminToken(req.params.id));
     return reply.code(204).send();
   });

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { notFound } from '../api-error.js';
+import { apiError } from '../admin-errors.js';
 import type { ControlDeps } from '../control-deps.js';
 import { accessOf } from '../scopes.js';
 
@@ -7,7 +7,7 @@ import { accessOf } from '../scopes.js';
 export function usageRoutes(app: FastifyInstance, { view, usage }: ControlDeps): void {
   app.get<{ Params: { id: string } }>('/v1/sources/:id/usage', async (req) => {
     const source = view.state.source(req.params.id);
-    if (!source) throw notFound('source', req.params.id);
+    if (!source) throw apiError('SOURCE_NOT_FOUND', { id: req.params.id });
     accessOf(req).requireSource(source.id);
     return { sourceId: source.id, days: usage.days(source.id) };
   });
