@@ -111,6 +111,18 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
   });
   countRejected();
 
+  // Refused with 503: the calls that passed the rules were not accepted either (a retry counts again).
+  await writeRecords(deps, records, () => usage('rejected', acceptedTypes.length));
+  for (const type of acceptedTypes) deps.metrics.accepted.inc({ type });
+  usage('accepted', acceptedTypes.length);
+  return rejected.length ? { success: true, rejected } : { success: true };
+}
+
+/**
+ * Sends a request's records and waits for Kafka's acknowledgement of them all, up to
+ * ackTimeoutMs; when it does not come, withdraws what was not yet sent and refuses the request (503).
+ */
+async function writeRecords(deps: IngestDeps, records: OutgoingRecord[], refused: () => void): Promise<void> {
   const submission = deps.batcher.submit(records);
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -120,16 +132,12 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
     ]);
   } catch {
     submission.cancel();
-    // Refused with 503: the calls that passed the rules were not accepted either (a retry counts again).
-    usage('rejected', acceptedTypes.length);
+    refused();
     deps.metrics.kafkaErrors.inc();
     throw trackingErrors.error('UNAVAILABLE');
   } finally {
     clearTimeout(timer);
   }
-  for (const type of acceptedTypes) deps.metrics.accepted.inc({ type });
-  usage('accepted', acceptedTypes.length);
-  return rejected.length ? { success: true, rejected } : { success: true };
 }
 
 function objectOrUndefined(value: unknown, part: 'context' | 'integrations'): Json | undefined {

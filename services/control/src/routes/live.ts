@@ -1,6 +1,8 @@
+import type { ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { apiError } from '../admin-errors.js';
 import type { ControlDeps } from '../control-deps.js';
+import type { Counter } from '@switchyard/platform/metrics';
 import type { LiveCall } from '../live-call.js';
 import { LiveBuffer } from '../live-buffer.js';
 import { LiveTailFullError } from '../live-tail.js';
@@ -40,37 +42,16 @@ export function liveRoutes(app: FastifyInstance, { view, live }: ControlDeps, op
     const shown = access.payloads ? (call: LiveCall) => call : liveCallMetadata;
 
     const res = reply.raw;
-    // A slow client loses the calls received first, as the page's own list would.
-    const buffer = new LiveBuffer<LiveCall>(LIVE_BUFFER_CALLS, (call) => Date.parse(call.receivedAt));
-    let waitingForDrain = false;
-    let closed = false;
-
-    const flush = () => {
-      if (closed || waitingForDrain) return;
-      const { items, dropped } = buffer.take();
-      if (dropped > 0) {
-        live.metrics.dropped.inc(dropped);
-        res.write(sseEvent('dropped', { count: dropped }));
-      }
-      for (const call of items) {
-        if (!res.write(sseEvent('call', call, call.messageId))) waitingForDrain = true;
-      }
-    };
-    const onDrain = () => { waitingForDrain = false; flush(); };
-
+    const calls = callWriter(res, live.metrics.dropped);
     let unsubscribe: () => void;
     try {
       unsubscribe = live.subscribe({
         sourceId: source.id,
-        onReady: () => { if (!closed) res.write(sseEvent('ready', { sourceId: source.id })); },
-        onCall: (call) => {
-          buffer.push(shown(call));
-          // Coalesce: a burst of calls is written once the current tick's batch is in.
-          if (buffer.size === 1) setImmediate(flush);
-        },
+        onReady: () => { if (!calls.closed) res.write(sseEvent('ready', { sourceId: source.id })); },
+        onCall: (call) => calls.push(shown(call)),
         onEnd: (reason) => {
-          if (closed) return;
-          flush();
+          if (calls.closed) return;
+          calls.flush();
           res.end(sseEvent('end', { reason }));
         },
       });
@@ -87,22 +68,54 @@ export function liveRoutes(app: FastifyInstance, { view, live }: ControlDeps, op
       connection: 'keep-alive',
     });
     res.write(sseComment(`live calls of source ${source.id}`));
-    res.on('drain', onDrain);
-    const heartbeat = setInterval(() => { if (!closed) res.write(sseComment('heartbeat')); }, opts.heartbeatMs ?? HEARTBEAT_MS);
+    res.on('drain', calls.onDrain);
+    const heartbeat = setInterval(() => { if (!calls.closed) res.write(sseComment('heartbeat')); }, opts.heartbeatMs ?? HEARTBEAT_MS);
     const { tokenId } = access.principal;
     const endIfRevoked = () => {
-      if (!closed && tokenId !== null && !view.state.adminToken(tokenId)) res.end(sseEvent('end', { reason: 'revoked' }));
+      if (!calls.closed && tokenId !== null && !view.state.adminToken(tokenId)) res.end(sseEvent('end', { reason: 'revoked' }));
     };
     if (tokenId !== null) {
       watchRevocations();
       revocationChecks.add(endIfRevoked);
     }
     res.on('close', () => {
-      closed = true;
+      calls.close();
       clearInterval(heartbeat);
       revocationChecks.delete(endIfRevoked);
       unsubscribe();
     });
     endIfRevoked();
   });
+}
+
+/**
+ * Writes a stream's calls: a burst is written once the current tick's calls are in, and while the
+ * client reads too slowly the calls received first are dropped (and it is told how many), as the
+ * page's own list would.
+ */
+function callWriter(res: ServerResponse, dropped: Counter) {
+  const buffer = new LiveBuffer<LiveCall>(LIVE_BUFFER_CALLS, (call) => Date.parse(call.receivedAt));
+  let waitingForDrain = false;
+  let closed = false;
+  const flush = () => {
+    if (closed || waitingForDrain) return;
+    const taken = buffer.take();
+    if (taken.dropped > 0) {
+      dropped.inc(taken.dropped);
+      res.write(sseEvent('dropped', { count: taken.dropped }));
+    }
+    for (const call of taken.items) {
+      if (!res.write(sseEvent('call', call, call.messageId))) waitingForDrain = true;
+    }
+  };
+  return {
+    get closed() { return closed; },
+    close: () => { closed = true; },
+    push: (call: LiveCall) => {
+      buffer.push(call);
+      if (buffer.size === 1) setImmediate(flush);
+    },
+    flush,
+    onDrain: () => { waitingForDrain = false; flush(); },
+  };
 }
