@@ -89,7 +89,8 @@ export class BoundedLabel<L extends string> {
   /** The label value to count `weight` for `id` under: the id, or `_other`. */
   valueFor(id: string, weight: number): string {
     const { bound } = this.opts;
-    if (bound.mode === 'none') return OTHER;
+    // An id spelt `_other` (ids allow it) shares that series rather than owning it.
+    if (bound.mode === 'none' || id === OTHER) return OTHER;
     this.rankIfDue();
     if (bound.mode === 'top') this.activity.set(id, (this.activity.get(id) ?? 0) + weight);
     if (this.slots.has(id)) {

@@ -72,7 +72,7 @@ test('20 000 destinations ranked again and again: the metrics stay as small, and
   const registry = createMetricsRegistry('delivery');
   const metrics = deliveryMetrics(registry, { retryTiers: 4 }, { bound: { mode: 'top', n: 100 }, clock });
   let first = 0;
-  for (let minute = 0; minute < 10; minute++) {
+  for (let minute = 0; minute < 6; minute++) {
     // Another 2 000 destinations are the busy ones each minute: the top 100 changes every time.
     for (let i = 0; i < 2000; i++) {
       const destination = `dst_${String((minute * 2000 + i) % DESTINATIONS).padStart(26, '0')}`;
@@ -80,9 +80,10 @@ test('20 000 destinations ranked again and again: the metrics stay as small, and
       metrics.requestSeconds.observe({ destination }, 0.02);
     }
     now += Math.max(RANK_EVERY_MS, RETIRE_AFTER_MS / 2);
-    const size = Buffer.byteLength(await registry.metrics());
+    const text = await registry.metrics();
+    const size = Buffer.byteLength(text);
     if (minute === 0) first = size;
-    const values = read(await registry.metrics()).get('delivery_request_seconds_bucket')!.destinations;
+    const values = read(text).get('delivery_request_seconds_bucket')!.destinations;
     assert.ok(values.size <= 101, `minute ${minute}: ${values.size}`);
     assert.ok(size < first * 1.5, `minute ${minute}: ${size} bytes, ${first} at first: retired series were removed`);
   }
