@@ -32,8 +32,6 @@ export function deliveryMetrics(registry: Registry, known: { retryTiers: number 
   let rateLimitWaitingNow = (): number => 0;
   const perDestination = new BoundedLabel({ label: 'destination', ...destinations });
   const metrics = {
-    /** The destination label the per-destination metrics share. */
-    perDestination,
     /** Where delivery_in_flight_tasks is read from (the consumer's global slots in use). */
     countInFlight(source: () => number): void { inFlightNow = source; },
     attempts: perDestination.counter({ name: 'delivery_attempts_total', help: 'Webhook requests by destination and outcome class (2xx, 3xx, 4xx, 5xx, timeout, error, skipped)', labelNames: ['destination', 'status_class'], registers: [registry] }),

@@ -22,8 +22,6 @@ export interface DestinationLabelOptions {
 export function fanoutMetrics(registry: Registry, destinations: DestinationLabelOptions = { bound: DEFAULT_LABEL_BOUND }) {
   const perDestination = new BoundedLabel({ label: 'destination', ...destinations });
   const metrics = {
-    /** The destination label the per-destination metrics share. */
-    perDestination,
     consumed: new Counter({ name: 'fanout_records_consumed_total', help: 'Ingest records read', registers: [registry] }),
     tasks: perDestination.counter({ name: 'fanout_tasks_produced_total', help: 'Delivery tasks written, by destination', labelNames: ['destination'], registers: [registry] }),
     held: perDestination.counter({ name: 'fanout_tasks_held_total', help: 'Tasks not written because delivery reports their destination refusing: held as ranges in the first retry tier, by destination', labelNames: ['destination'], registers: [registry] }),
