@@ -42,6 +42,16 @@ describe('loadConfig', () => {
   });
 });
 
+describe('env.labelBound', () => {
+  const bounds = z.object({ SWITCHYARD_METRICS_DESTINATIONS: env.labelBound() });
+  it('defaults to top:100, takes none, all and top:N, and names the variable of anything else', () => {
+    assert.deepEqual(loadConfig(bounds, {}).SWITCHYARD_METRICS_DESTINATIONS, { mode: 'top', n: 100 });
+    assert.deepEqual(loadConfig(bounds, { SWITCHYARD_METRICS_DESTINATIONS: 'top:20' }).SWITCHYARD_METRICS_DESTINATIONS, { mode: 'top', n: 20 });
+    assert.deepEqual(loadConfig(bounds, { SWITCHYARD_METRICS_DESTINATIONS: 'none' }).SWITCHYARD_METRICS_DESTINATIONS, { mode: 'none' });
+    assert.throws(() => loadConfig(bounds, { SWITCHYARD_METRICS_DESTINATIONS: 'top:0' }), /SWITCHYARD_METRICS_DESTINATIONS: expected none, all or top:N \(N from 1 to 10000\) \("top:0"\)/);
+  });
+});
+
 describe('parseDuration', () => {
   const cases: Array<[string, number | undefined]> = [['500ms', 500], ['10s', 10_000], ['1m', 60_000], ['4h', 14_400_000], ['1.5s', 1500], ['1d', 86_400_000], ['10', undefined], ['-1s', undefined], ['soon', undefined]];
   for (const [text, ms] of cases) it(`${text} → ${ms}`, () => assert.equal(parseDuration(text), ms));

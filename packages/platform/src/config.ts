@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { DEFAULT_LABEL_BOUND, parseLabelBound, type LabelBound } from './bounded-labels.js';
 import { ConfigError } from './errors.js';
 import { parseCidrs } from './net/address-policy.js';
 
@@ -90,8 +91,21 @@ export const env = {
   /** Whose X-Forwarded-For to believe for the client address (fastify trustProxy): false, true, a hop count, or comma-separated addresses/CIDRs. */
   trustProxy: () => z.string().default('false').transform((v): boolean | number | string[] =>
     v === 'true' ? true : v === 'false' ? false : /^\d+$/.test(v) ? Number(v) : v.split(',').map((s) => s.trim()).filter(Boolean)),
+  /**
+   * How many configuration ids a metric label shows (docs/decisions/0023-bounded-metric-labels.md):
+   * `none`, `top:N` (the N most active, the rest in `_other`) or `all`.
+   */
+  labelBound: () => z.string().default(labelBoundText(DEFAULT_LABEL_BOUND)).transform((s, ctx): LabelBound => {
+    const bound = parseLabelBound(s);
+    if (!bound) { ctx.addIssue({ code: 'custom', message: 'expected none, all or top:N (N from 1 to 10000)' }); return z.NEVER; }
+    return bound;
+  }),
   topicPrefix: () => z.string().regex(/^[A-Za-z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only').default('switchyard.'),
 };
+
+function labelBoundText(bound: LabelBound): string {
+  return bound.mode === 'top' ? `top:${bound.n}` : bound.mode;
+}
 
 const unitMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 

@@ -17,6 +17,8 @@ const configSchema = z.object({
   AUDIENCES_PORT: env.port(8084),
   /** How often memberships with time windows are re-evaluated (users whose events aged out leave). */
   AUDIENCES_SYNC_INTERVAL: env.duration('60s'),
+  /** Which audiences' and computed traits' metrics carry their id: none, top:N (the rest in "_other") or all. */
+  SWITCHYARD_METRICS_AUDIENCES: env.labelBound(),
 });
 
 runMain('audiences', async () => {
@@ -27,7 +29,10 @@ runMain('audiences', async () => {
   const { kafka, codec, topics } = clients;
   const view = await startConfigView(runtime, clients);
 
-  const metrics = audienceMetrics(runtime.metrics);
+  const metrics = audienceMetrics(runtime.metrics, {
+    bound: config.SWITCHYARD_METRICS_AUDIENCES,
+    audienceExists: (id) => view.state.audience(id) !== undefined, traitExists: (id) => view.state.computedTrait(id) !== undefined,
+  });
   const groupId = groupIds(config.SWITCHYARD_TOPIC_PREFIX).audiences;
   const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 500 }, runtime.logger);
   const admin = kafka.admin();

@@ -63,6 +63,8 @@ const configSchema = z.object({
    * would read the tiers, and every retried task would be delivered twice.
    */
   DELIVERY_READS: z.enum(['all', 'main', 'retries']).default('all'),
+  /** Which destinations' metrics carry their id: none, top:N (the rest in destination="_other") or all. */
+  SWITCHYARD_METRICS_DESTINATIONS: env.labelBound(),
 });
 
 type DeliveryConfig = z.infer<typeof configSchema>;
@@ -101,7 +103,9 @@ runMain('delivery', async () => {
 async function startTaskRunner(runtime: ServiceRuntime, clients: PipelineClients, config: DeliveryConfig, stopping: () => boolean): Promise<RunnerParts> {
   const { kafka, producer, codec, topics } = clients;
   const view = await startConfigView(runtime, clients);
-  const metrics = deliveryMetrics(runtime.metrics, { retryTiers: config.SWITCHYARD_RETRY_TIERS.length });
+  const metrics = deliveryMetrics(runtime.metrics, { retryTiers: config.SWITCHYARD_RETRY_TIERS.length }, {
+    bound: config.SWITCHYARD_METRICS_DESTINATIONS, exists: (id) => view.state.destination(id) !== undefined,
+  });
   const client = new WebhookClient({ policy: new AddressPolicy(config.SWITCHYARD_ALLOWED_CIDRS), timeoutMs: config.DELIVERY_TIMEOUT, userAgent: `${config.DELIVERY_USER_AGENT}/1.0` });
   runtime.lifecycle.onShutdown('webhook-client', () => client.close());
   const batcher = new BatchingProducer(producer);

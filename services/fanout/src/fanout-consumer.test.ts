@@ -95,7 +95,7 @@ async function decoded<N extends AvroSchemaName>(records: WrittenRecord[], name:
 }
 
 /** A counter's value for some labels (0 when that series is absent). */
-async function count(counter: Counter, labels: Record<string, string> = {}): Promise<number> {
+async function count(counter: Pick<Counter, 'get'>, labels: Record<string, string> = {}): Promise<number> {
   const { values } = await counter.get();
   return values.find((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x))?.value ?? 0;
 }

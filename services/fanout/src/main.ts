@@ -7,6 +7,7 @@ import { DestinationStates, followDestinationStates } from '@switchyard/platform
 import { validateRetryPolicy } from '@switchyard/platform/retry-schedule';
 import { partitionCounts } from '@switchyard/platform/kafka/admin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
+import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import { createConsumer, STAGE_FETCH, type Kafka } from '@switchyard/platform/kafka/client';
 import { groupIds } from '@switchyard/platform/kafka/groups';
 import { GroupOffsetCommitter } from '@switchyard/platform/exactly-once/group-offset-committer';
@@ -33,6 +34,9 @@ const configSchema = z.object({
   ...retryEnv,
   /** Hold the tasks of destinations delivery reports refusing (one range record per batch instead); false writes every task. */
   FANOUT_HOLD_REFUSING: z.enum(['true', 'false']).default('true').transform((v) => v === 'true'),
+  /** Which destinations' and sources' metrics carry their id: none, top:N (the rest in "_other") or all. */
+  SWITCHYARD_METRICS_DESTINATIONS: env.labelBound(),
+  SWITCHYARD_METRICS_SOURCES: env.labelBound(),
 });
 
 /** How often the group's offsets catch up with the positions committed in the transactions. */
@@ -49,7 +53,9 @@ runMain('fanout', async () => {
     'io.switchyard.pipeline.ConsumedPosition',
   ]);
   const { kafka, producer, codec, topics } = clients;
-  const metrics = fanoutMetrics(runtime.metrics);
+  // Ids stay shown until the configuration is read; then a deleted destination's or source's series go.
+  let configured: Pick<ConfigState, 'destination' | 'source'> | undefined;
+  const metrics = fanoutMetrics(runtime.metrics, { bound: config.SWITCHYARD_METRICS_DESTINATIONS, exists: (id) => !configured || configured.destination(id) !== undefined });
   // A short session lets a replacement take over a crashed instance's partitions within seconds.
   // Fetches return as soon as records exist (STAGE_FETCH). Connected once everything else is ready.
   const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, ...STAGE_FETCH }, runtime.logger);
@@ -62,10 +68,14 @@ runMain('fanout', async () => {
     positions: { topic: topics.fanoutPositions, codec, groupOffsets },
   });
   // Usage totals go outside the transactions, from the plain producer, every interval.
-  const usage = new UsageRecorder({ service: 'fanout', producer, codec, topic: topics.usage, registry: runtime.metrics, logger: runtime.logger, intervalMs: config.SWITCHYARD_USAGE_INTERVAL });
+  const usage = new UsageRecorder({
+    service: 'fanout', producer, codec, topic: topics.usage, registry: runtime.metrics, logger: runtime.logger, intervalMs: config.SWITCHYARD_USAGE_INTERVAL,
+    sources: { bound: config.SWITCHYARD_METRICS_SOURCES, exists: (id) => !configured || configured.source(id) !== undefined },
+  });
   usage.start();
   runtime.lifecycle.onShutdown('usage', () => usage.close());
   const view = await startConfigView(runtime, clients);
+  configured = view.state;
   // Destinations delivery finds refusing: their tasks are held rather than written (held-ranges.ts).
   const policy = validateRetryPolicy({ tiersMs: config.SWITCHYARD_RETRY_TIERS, deadlineMs: config.SWITCHYARD_RETRY_DEADLINE });
   let holds: { states: DestinationStates; policy: typeof policy } | undefined;

@@ -89,3 +89,18 @@ describe('handleIngest: a write key the configuration does not know', () => {
     await assert.rejects(done, (e: HttpError) => e.status === 401 && e.code === 'INVALID_WRITE_KEY');
   });
 });
+
+describe('handleIngest: metric labels', () => {
+  it('counts a refused call under its type only if that is a call type: any other type the client sends is "unknown", not a series of its own', async () => {
+    const { post, deps } = setup();
+    const batch = [
+      ...Array.from({ length: 500 }, (_, i) => ({ type: `made-up-${i}`, userId: 'u' })),
+      { type: 'track', userId: 'u' }, { userId: 'u' }, { type: 42, userId: 'u' },
+    ];
+    assert.equal((await post({ batch })).rejected?.length, 503);
+    const { values } = await deps.metrics.rejected.get();
+    const byType = new Map<string, number>();
+    for (const v of values) byType.set(String(v.labels.type), (byType.get(String(v.labels.type)) ?? 0) + v.value);
+    assert.deepEqual(Object.fromEntries(byType), { unknown: 502, track: 1 });
+  });
+});

@@ -4,7 +4,7 @@ import { recordBytes, type BatchingProducer, type OutgoingRecord } from '@switch
 import { originHeaders } from '@switchyard/platform/kafka/record-origin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { UsageOutcome } from '@switchyard/platform/usage/usage-tally';
-import { normalizeEvent, type CallType, type Rejected } from './event-rules.js';
+import { CALL_TYPES, normalizeEvent, type CallType, type Rejected } from './event-rules.js';
 import type { IngestMetrics } from './ingest-metrics.js';
 import { decodeBody, MAX_REQUEST_BYTES, MAX_WRITE_BYTES, parseJsonBody, writeKeyOf } from './request-body.js';
 import { callRefusalCode, trackingErrors } from './tracking-errors.js';
@@ -104,7 +104,7 @@ export async function handleIngest(deps: IngestDeps, req: IngestRequest): Promis
       acceptedTypes.push(result.type);
       return;
     }
-    rejectedLabels.push({ type: result.type ?? 'unknown', reason: result.reason });
+    rejectedLabels.push({ type: typeLabel(result.type), reason: result.reason });
     if (single) { countRejected(); throw trackingErrors.error(callRefusalCode(result.reason), { problem: result.message }); }
     rejected.push({ index, messageId: result.messageId, reason: result.reason, message: result.message });
     add({ topic: deps.topics.invalidEvents, key: source.id, value: invalidRecord(deps.codec, source.id, index, raw, result, receivedAt) });
@@ -151,4 +151,13 @@ function invalidRecord(codec: AvroCodec, sourceId: string, index: number, raw: u
     reason: result.reason, message: result.message, stage: 'ingest', sourceId, messageId: result.messageId, batchIndex: index,
     payload: Buffer.from(JSON.stringify(raw) ?? 'null', 'utf8'), originTopic: null, originPartition: null, originOffset: null, receivedAt,
   });
+}
+
+/**
+ * The `type` label of ingest_events_rejected_total: a call type, or `unknown`. A refused call's type
+ * is whatever the client sent, so it never becomes a label value itself (each new one would be a
+ * series for as long as the process runs).
+ */
+export function typeLabel(type: string | null): CallType | 'unknown' {
+  return CALL_TYPES.includes(type as CallType) ? (type as CallType) : 'unknown';
 }

@@ -20,6 +20,8 @@ const configSchema = z.object({
   INGEST_ACK_TIMEOUT: env.duration('10s'),
   /** How often usage totals (calls per source per day) are written: what a crash can lose at most. */
   SWITCHYARD_USAGE_INTERVAL: env.duration('5s'),
+  /** Which sources' usage metrics carry their id: none, top:N (the rest in source="_other") or all. */
+  SWITCHYARD_METRICS_SOURCES: env.labelBound(),
   /** Whose X-Forwarded-For to believe for context.ip: false, true, a hop count, or comma-separated addresses/CIDRs. */
   INGEST_TRUST_PROXY: env.trustProxy(),
   /**
@@ -53,7 +55,10 @@ runMain('ingest', async () => {
     },
   });
   // Registered before the server's close, so it runs after it: the last requests are counted.
-  const usage = new UsageRecorder({ service: 'ingest', producer, codec, topic: topics.usage, registry: runtime.metrics, logger: runtime.logger, intervalMs: config.SWITCHYARD_USAGE_INTERVAL });
+  const usage = new UsageRecorder({
+    service: 'ingest', producer, codec, topic: topics.usage, registry: runtime.metrics, logger: runtime.logger, intervalMs: config.SWITCHYARD_USAGE_INTERVAL,
+    sources: { bound: config.SWITCHYARD_METRICS_SOURCES, exists: (id) => view.state.source(id) !== undefined },
+  });
   usage.start();
   runtime.lifecycle.onShutdown('usage', () => usage.close());
   let configLoaded = false;

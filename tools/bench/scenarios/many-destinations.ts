@@ -2,8 +2,9 @@
 // of D ÷ 2 sources, 1 to 5 URLs each, and the load spread over the first 1 000 of them by a Zipf
 // law (rank r drawn with weight 1 ÷ r), 5 % of those never answering. Per level: how long each
 // service takes to be ready with that configuration, the healthy destinations' delivered tasks/s
-// at saturation, each service's CPU per event and RSS after, and how long a destination created or
-// changed takes to be used (from the config write to the first request at its new URL).
+// at saturation, each service's CPU per event and RSS after, fan-out's and delivery's /metrics (size
+// and scrape time), and how long a destination created or changed takes to be used (from the config
+// write to the first request at its new URL).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Destination, Source } from '@switchyard/platform/config-view/config-state';
 import { basicAuth } from '../chain.js';
@@ -27,6 +28,11 @@ const SERVICES = ['ingest', 'fanout', 'delivery'] as const;
 const READY_S = 10;
 const RSS_MB = 400;
 const CHANGE_P99_MS = 1000;
+/** Targets of fan-out's and delivery's /metrics with that configuration: its size, and how soon a scrape is answered. */
+const METRICS_BYTES = 1 << 20;
+const METRICS_MS = 50;
+/** Scrapes of each service's /metrics after the load (its per-destination series at their most). */
+const METRICS_SCRAPES = 10;
 
 /** Receivers for many destinations: URL paths /d/<destinationId>/<k>; the first 2xx per destination and messageId, and per path. */
 class ManyReceivers {
@@ -142,6 +148,21 @@ async function waitFor(rx: ManyReceivers, keys: string[], deliveries: number, ti
 interface Level {
   destinations: number; readyS: Record<string, number>; configWriteS: number; deliveriesPerS: number; tasksPerS: number; ok: boolean;
   cpuUsPerEvent: Record<string, number>; rss: Record<string, number>; heap: Record<string, string>; changeMs: number[]; changesOk: boolean;
+  metrics: Record<string, MetricsScrapes>;
+}
+
+/** A service's /metrics as Prometheus gets it: the body's size, and each scrape's time from request to last byte. */
+interface MetricsScrapes { bytes: number; ms: number[] }
+
+async function scrapeMetrics(url: string): Promise<MetricsScrapes> {
+  const ms: number[] = [];
+  let bytes = 0;
+  for (let i = 0; i < METRICS_SCRAPES; i++) {
+    const t0 = performance.now();
+    bytes = (await (await fetch(`${url}/metrics`)).arrayBuffer()).byteLength;
+    ms.push(performance.now() - t0);
+  }
+  return { bytes, ms };
 }
 
 /** V8's heap (used/total), its new space (used) and memory outside it (external), MB, from a service's default metrics: what the RSS is made of. */
@@ -188,8 +209,11 @@ async function measureLevel(ctx: BenchContext, rx: ManyReceivers, count: number)
     const m = await saturate(`many${count}`, requests, 11);
     const rss = Object.fromEntries(p.services.map((x) => [x.name, rssMb(x.proc.child.pid)]));
     const heap = Object.fromEntries(await Promise.all(p.services.filter((x) => x.name !== 'ingest').map(async (x) => [x.name, await heapOf(x.url)] as const)));
+    // One service at a time, as two Prometheus targets would rarely be scraped at the same instant.
+    const metrics: Record<string, MetricsScrapes> = {};
+    for (const x of p.services.filter((y) => y.name !== 'ingest')) metrics[x.name] = await scrapeMetrics(x.url);
     const changes = await measureChanges(ctx, p, rx, t, ingest.url);
-    return { destinations: count, readyS, configWriteS, deliveriesPerS: m.deliveriesPerS, tasksPerS: m.tasksPerS, ok: m.ok, cpuUsPerEvent: m.cpuUsPerEvent, rss, heap, changeMs: changes.ms, changesOk: changes.ok };
+    return { destinations: count, readyS, configWriteS, deliveriesPerS: m.deliveriesPerS, tasksPerS: m.tasksPerS, ok: m.ok, cpuUsPerEvent: m.cpuUsPerEvent, rss, heap, changeMs: changes.ms, changesOk: changes.ok, metrics };
   } finally {
     await p.stopAll();
   }
@@ -246,6 +270,10 @@ export async function manyDestinations(ctx: BenchContext, eRate: number): Promis
   const rssTop = Math.max(top.rss.fanout ?? NaN, top.rss.delivery ?? NaN);
   const changeP99 = quantile(top.changeMs, 0.99);
   const name = `${top.destinations} destinations`;
+  // The slowest service's median scrape, and its largest body.
+  const metricsMs = Math.max(...Object.values(top.metrics).map((m) => quantile(m.ms, 0.5)));
+  const metricsBytes = Math.max(...Object.values(top.metrics).map((m) => m.bytes));
+  const metricsNote = (l: Level) => Object.entries(l.metrics).map(([k, m]) => `${k} ${round(m.bytes / 1024)} KB ${round(quantile(m.ms, 0.5), 1)}/${round(Math.max(...m.ms), 1)} ms`).join(', ');
   const cpuNote = (l: Level) => Object.entries(l.cpuUsPerEvent).map(([k, v]) => `${k} ${round(v)}`).join(', ');
   return [
     {
@@ -267,6 +295,16 @@ export async function manyDestinations(ctx: BenchContext, eRate: number): Promis
     {
       scenario: `many destinations: a destination created or changed is used, ${name}`, value: changeP99, unit: 'ms p99', ratio: changeP99 / CHANGE_P99_MS, target: `p99 ≤ ${CHANGE_P99_MS} ms`, met: top.changesOk && changeP99 <= CHANGE_P99_MS, verified: top.changesOk,
       details: { samples: top.changeMs.length, p50ms: quantile(top.changeMs, 0.5), maxMs: Math.max(...top.changeMs), byLevelP50P99: levels.map((l) => `${l.destinations}: ${quantile(l.changeMs, 0.5)}/${quantile(l.changeMs, 0.99)}`).join(', '), note: 'config write → first request at the new URL, a call every 10 ms; ratio: ÷ the target' },
+      rssMb: {},
+    },
+    {
+      scenario: `many destinations: fan-out and delivery /metrics, ${name}`, value: metricsMs, unit: 'ms median', ratio: metricsMs / METRICS_MS,
+      target: `≤ ${METRICS_MS} ms and ≤ ${METRICS_BYTES / 2 ** 20} MB each`, met: metricsMs <= METRICS_MS && metricsBytes <= METRICS_BYTES, verified: top.ok,
+      details: {
+        ...Object.fromEntries(Object.entries(top.metrics).map(([k, m]) => [k, `${round(m.bytes / 1024)} KB, median/max ${round(quantile(m.ms, 0.5), 1)}/${round(Math.max(...m.ms), 1)} ms`])),
+        byLevel: levels.map((l) => `${l.destinations}: ${metricsNote(l)}`).join('; '),
+        note: `after the load, ${METRICS_SCRAPES} scrapes of each (request to last byte); SWITCHYARD_METRICS_DESTINATIONS and _SOURCES at their default (top:100, docs/decisions/0023-bounded-metric-labels.md); ratio: ÷ the time target`,
+      },
       rssMb: {},
     },
     {

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { AvroCodec } from '../codec/avro-codec.js';
 import type { Producer } from '../kafka/client.js';
 import type { Logger } from '../logger.js';
-import { Counter, type Registry } from '../metrics.js';
+import { BoundedLabel, DEFAULT_LABEL_BOUND, type BoundedCounter, type LabelBound } from '../bounded-labels.js';
+import type { Registry } from '../metrics.js';
 import { UsageTally, usageKey, type FilterReason, type UsageOutcome } from './usage-tally.js';
 
 export interface UsageRecorderOptions {
@@ -15,6 +16,8 @@ export interface UsageRecorderOptions {
   /** How often changed totals are written: what a crash can lose at most. */
   intervalMs: number;
   clock?: () => number;
+  /** Which sources the counter shows by id (SWITCHYARD_METRICS_SOURCES), and whether one is still configured. */
+  sources?: { bound: LabelBound; exists?: (sourceId: string) => boolean };
 }
 
 /**
@@ -25,7 +28,7 @@ export interface UsageRecorderOptions {
  */
 export class UsageRecorder {
   private readonly tally: UsageTally;
-  private readonly calls: Counter<'source' | 'outcome'>;
+  private readonly calls: BoundedCounter<'outcome', 'source'>;
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private readonly clock: () => number;
@@ -33,8 +36,10 @@ export class UsageRecorder {
   constructor(private readonly opts: UsageRecorderOptions) {
     this.tally = new UsageTally(`${opts.service}-${randomUUID()}`);
     this.clock = opts.clock ?? Date.now;
-    // One series per source and outcome: sources are few (tens to hundreds), like destinations.
-    this.calls = new Counter({ name: 'switchyard_usage_calls_total', help: 'Calls per source: accepted and rejected (ingest: HTTP calls; fan-out: direct records), filtered by integrations or destination filters (fan-out)', labelNames: ['source', 'outcome'], registers: [opts.registry] });
+    // Per source and outcome, the sources bounded (docs/decisions/0023-bounded-metric-labels.md): the
+    // usage API has every source's counts; the metric shows the most active ones, the rest in "_other".
+    const sources = new BoundedLabel({ label: 'source', clock: this.clock, ...(opts.sources ?? { bound: DEFAULT_LABEL_BOUND }) });
+    this.calls = sources.counter({ name: 'switchyard_usage_calls_total', help: 'Calls per source: accepted and rejected (ingest: HTTP calls; fan-out: direct records), filtered by integrations or destination filters (fan-out)', labelNames: ['source', 'outcome'], registers: [opts.registry] });
   }
 
   /** `at` is when ingest received the call: it decides the day. */
