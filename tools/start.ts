@@ -1,10 +1,10 @@
-// npm start [-- --brokers 3] [--instances 2 | --instances fanout=2,delivery=2] [--secure]: the whole
+// npm start [-- --brokers 3] [--instances 2 | --instances fanout=2,delivery=2] [--secure] [--dir DIR]: the whole
 // pipeline on this machine. Starts (or reuses, via KAFKA_BROKERS / SCHEMA_REGISTRY_URL) Kafka — one
 // broker, or a cluster — and the schema registry, creates the topics, registers the schemas, starts
 // every service (some several times), prints `ready` once all of them are, and stops everything on
 // Ctrl-C, SIGTERM or SIGHUP, on a failure, or when npm goes away (stack/shutdown.ts). --secure: one
 // broker on SASL_SSL with ACLs, every program as its own principal (stack/secure.ts; data in
-// .switchyard/secure).
+// .switchyard/secure). --dir: data and logs there instead of .switchyard/.
 import { randomBytes } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
