@@ -38,7 +38,7 @@ let stack: Stack | undefined;
 let runner: ChildProcess | undefined;
 // An interrupted run fails (128 + the signal's number); the stack stops last, after the runner.
 const shutdown = installShutdown({ log });
-shutdown.onStop('the run directory', (code) => {
+shutdown.atExit((code) => {
   if (code === 0) rmSync(dir, { recursive: true, force: true });
   else log(`kept ${dir} (broker and registry logs) for inspection`);
   log(`total ${((Date.now() - t0) / 1000).toFixed(1)} s`);

@@ -42,13 +42,14 @@ async function main(): Promise<void> {
   log(`mode ${mode}, run ${runId}, services ${code}`);
 
   let stack: Stack | undefined;
-  let tmp: string | undefined;
   const brokerPids: number[] = [];
   let registryPid: number | undefined;
   if (!(process.env.KAFKA_BROKERS && process.env.SCHEMA_REGISTRY_URL)) {
-    tmp = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
+    // After every process is gone, even if the stop ran out of time.
+    shutdown.atExit(() => rmSync(dir, { recursive: true, force: true }));
     log('KAFKA_BROKERS / SCHEMA_REGISTRY_URL not set: starting a broker and registry');
-    stack = await startStack({ dir: tmp, kafka: await freeKafkaAddresses(1), registryPort: await freePort(), log });
+    stack = await startStack({ dir, kafka: await freeKafkaAddresses(1), registryPort: await freePort(), log });
     brokerPids.push(...stack.kafka.map((k) => k.pid));
     registryPid = stack.registry?.pid;
   }
@@ -60,7 +61,6 @@ async function main(): Promise<void> {
   const tearDown = () => teardown ??= (async () => {
     for (const c of cleanups.reverse()) await c().catch((e) => log(`cleanup: ${(e as Error).message}`));
     await stack?.stop();
-    if (tmp) rmSync(tmp, { recursive: true, force: true });
   })();
   shutdown.onStop('the run', tearDown);
   let rows: Row[] = [];

@@ -139,7 +139,7 @@ export function signalAll(refs: readonly ProcessRef[], sig: NodeJS.Signals): Pro
   return running;
 }
 
-/** SIGTERM to each listed process still running, SIGKILL to those left after graceMs; resolves with how many needed SIGKILL. */
+/** SIGTERM to each listed process still running, SIGKILL to those left after graceMs; resolves, once they are gone, with how many needed SIGKILL. */
 export async function terminate(refs: readonly ProcessRef[], graceMs: number): Promise<number> {
   const deadline = Date.now() + graceMs;
   let left = signalAll(refs, 'SIGTERM');
@@ -147,7 +147,10 @@ export async function terminate(refs: readonly ProcessRef[], graceMs: number): P
     await sleep(100);
     left = left.filter(isRunning);
   }
-  return signalAll(left, 'SIGKILL').length;
+  const killed = signalAll(left, 'SIGKILL');
+  // SIGKILL is not instant: what runs next (removing a data directory) must find them gone.
+  for (let i = 0; i < 40 && killed.some(isRunning); i++) await sleep(50);
+  return killed.length;
 }
 
 let setpriv: string | null | undefined;

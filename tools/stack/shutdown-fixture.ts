@@ -10,6 +10,7 @@ import { installShutdown } from './shutdown.js';
 
 const shutdown = installShutdown({ log: (line) => console.log(`shutdown: ${line}`), graceMs: Number(process.env.SHUTDOWN_GRACE_MS ?? 2000), watchParentMs: 100 });
 shutdown.onStop('the step', (code) => console.log(`step ran with ${code}`));
+shutdown.atExit((code) => console.log(`at exit ${code}, ${descendants().length} processes left`));
 /** A node child that says `up` once its SIGTERM handler is installed. */
 const node = (onTerm: string) => new Promise<number>((resolve) => {
   const [command, args] = exitWithParent(process.execPath, ['-e', `process.on('SIGTERM', () => { ${onTerm} }); console.log('up'); setInterval(() => {}, 1000)`]);

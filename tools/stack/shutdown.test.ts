@@ -56,6 +56,7 @@ describe('shutdown: every process a command started stops with it', { concurrenc
         assert.ok(Date.now() - t0 < 10_000, `took ${Date.now() - t0} ms`);
         assert.ok(run.output.includes('step ran with ' + String(128 + { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 }[sig])), run.output.join('\n'));
         assert.ok(run.output.some((l) => /killed 1 process/.test(l)), run.output.join('\n'));
+        assert.equal(run.output.at(-1), `at exit ${128 + { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 }[sig]}, 0 processes left`, 'atExit runs last, once everything is gone');
       } finally {
         killAll(run.pids);
       }

@@ -4,7 +4,8 @@
 // (npm killed: this program is re-parented, and nobody would signal it), one cleanup runs once.
 // It runs the command's own stop steps, last registered first (services before the broker they
 // use), each given the exit code; whatever of this program's process tree still runs after them
-// gets SIGTERM, and SIGKILL once `graceMs` from the start have passed; then the process exits.
+// gets SIGTERM, and SIGKILL once `graceMs` from the start have passed; then the atExit functions
+// run (removing temporary directories) and the process exits.
 //
 // npm 10 and 11 pass SIGINT and SIGTERM to the script's shell, which (dash) neither passes them on
 // nor execs the program: the package.json scripts therefore `exec` it, so npm signals the program
@@ -36,6 +37,8 @@ export interface ShutdownOptions {
 export interface Shutdown {
   /** Adds a stop step; returns a function that removes it again (a step whose work is done). */
   onStop(name: string, step: StopStep): () => void;
+  /** Runs last, after every process is gone, even when the steps ran out of time (temporary directories, a last line). */
+  atExit(last: (code: number) => void): void;
   /** Runs the cleanup once and exits with code (the first caller's: later calls wait for the same run). */
   exit(code: number, reason?: string): Promise<never>;
   /** True once the cleanup started: work still running may fail harmlessly, and need not say so. */
@@ -50,6 +53,7 @@ let installed: Shutdown | undefined;
 export function installShutdown({ log, graceMs = DEFAULT_GRACE_MS, signalExitCode = (sig) => 128 + SIGNAL_NUMBERS[sig], watchParentMs = 300, exit = (code) => process.exit(code) }: ShutdownOptions): Shutdown {
   if (installed) return installed;
   const steps: Array<{ name: string; step: StopStep }> = [];
+  const lasts: Array<(code: number) => void> = [];
   const say = (line: string) => { try { log(line); } catch { /* no output left */ } };
   let running: Promise<never> | undefined;
 
@@ -71,6 +75,7 @@ export function installShutdown({ log, graceMs = DEFAULT_GRACE_MS, signalExitCod
     const left = unique([...tree, ...descendants()]).filter(isRunning);
     const killed = await terminate(left, late ? 0 : deadline - Date.now());
     if (killed) say(`killed ${killed} process(es) still running after ${(graceMs / 1000).toFixed(0)} s`);
+    for (const last of lasts) { try { last(code); } catch (err) { say((err as Error).message); } }
     exit(code);
     // exit() ends the process; a replaced one (tests) leaves this pending, as a real exit would.
     return new Promise<never>(() => undefined);
@@ -82,6 +87,7 @@ export function installShutdown({ log, graceMs = DEFAULT_GRACE_MS, signalExitCod
       steps.push(entry);
       return () => { const i = steps.indexOf(entry); if (i >= 0) steps.splice(i, 1); };
     },
+    atExit(last) { lasts.push(last); },
     exit(code, reason) {
       running ??= cleanup(code, reason);
       return running;
