@@ -1,50 +1,47 @@
-// npm start [-- --brokers 3] [--instances 2 | --instances fanout=2,delivery=2] [--secure]: the whole
+// npm start [-- --brokers 3] [--instances 2 | --instances fanout=2,delivery=2] [--secure] [--dir DIR]: the whole
 // pipeline on this machine. Starts (or reuses, via KAFKA_BROKERS / SCHEMA_REGISTRY_URL) Kafka — one
 // broker, or a cluster — and the schema registry, creates the topics, registers the schemas, starts
 // every service (some several times), prints `ready` once all of them are, and stops everything on
-// Ctrl-C. --secure: one broker on SASL_SSL with ACLs, every program as its own principal
-// (stack/secure.ts; data in .switchyard/secure).
+// Ctrl-C, SIGTERM or SIGHUP, on a failure, or when npm goes away (stack/shutdown.ts). --secure: one
+// broker on SASL_SSL with ACLs, every program as its own principal (stack/secure.ts; data in
+// .switchyard/secure). --dir: data and logs there instead of .switchyard/.
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { startReceiver } from './demo/receiver.js';
 import { replicationFor } from './stack/kafka.js';
 import { kafkaAddresses, parseBrokers, parseInstances, serviceInstances } from './stack/layout.js';
 import { repoRoot } from './stack/paths.js';
+import { installShutdown } from './stack/shutdown.js';
 import { startStack, type Stack } from './stack/stack.js';
 import { connectionSummary } from './stack/secure.js';
 import { userOf, type AclRole } from '@switchyard/platform/kafka/acls';
 import { runOnce, spawnService, waitForHttp, type ServiceProcess } from './stack/services.js';
 
-const dir = join(repoRoot, '.switchyard');
-const logs = join(dir, 'logs');
 const log = (line: string) => console.log(`[switchyard] ${line}`);
 
-let options: { brokers: number; counts: ReturnType<typeof parseInstances>; kafkaPort: number; registryPort: number; secure: boolean };
+let options: { brokers: number; counts: ReturnType<typeof parseInstances>; kafkaPort: number; registryPort: number; secure: boolean; dir: string };
 try {
-  const { values } = parseArgs({ options: { brokers: { type: 'string' }, instances: { type: 'string' }, 'kafka-port': { type: 'string' }, 'registry-port': { type: 'string' }, secure: { type: 'boolean', default: false } } });
-  options = { brokers: parseBrokers(values.brokers), counts: parseInstances(values.instances), kafkaPort: Number(values['kafka-port'] ?? 9092), registryPort: Number(values['registry-port'] ?? 8085), secure: values.secure };
+  const { values } = parseArgs({ options: { brokers: { type: 'string' }, instances: { type: 'string' }, 'kafka-port': { type: 'string' }, 'registry-port': { type: 'string' }, secure: { type: 'boolean', default: false }, dir: { type: 'string' } } });
+  options = {
+    brokers: parseBrokers(values.brokers), counts: parseInstances(values.instances), kafkaPort: Number(values['kafka-port'] ?? 9092), registryPort: Number(values['registry-port'] ?? 8085), secure: values.secure,
+    dir: values.dir ? resolve(values.dir) : join(repoRoot, '.switchyard'),
+  };
 } catch (err) {
-  console.error(`[switchyard] ${(err as Error).message}\nusage: npm start -- [--brokers N] [--instances N | --instances fanout=2,delivery=2] [--kafka-port 9092] [--registry-port 8085] [--secure]`);
+  console.error(`[switchyard] ${(err as Error).message}\nusage: npm start -- [--brokers N] [--instances N | --instances fanout=2,delivery=2] [--kafka-port 9092] [--registry-port 8085] [--secure] [--dir .switchyard]`);
   process.exit(2);
 }
+// Data (broker, registry) and logs; another directory runs a second stack beside this checkout's own (its pid files are per directory).
+const dir = options.dir;
+const logs = join(dir, 'logs');
 const services = serviceInstances(options.counts, process.env);
 
 const started: ServiceProcess[] = [];
 let stack: Stack | undefined;
-let stopping = false;
-
-async function stopAll(code: number): Promise<never> {
-  if (!stopping) {
-    stopping = true;
-    log('stopping');
-    await Promise.all(started.map((s) => s.stop('SIGTERM')));
-    await stack?.stop();
-    log('stopped');
-  }
-  process.exit(code);
-}
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, () => void stopAll(0));
+// Ctrl-C is how this command ends: exit 0 after a signal. Services first, then the stack they use.
+const shutdown = installShutdown({ log, signalExitCode: () => 0 });
+shutdown.onStop('the stack', async () => { await stack?.stop(); log('stopped'); });
+shutdown.onStop('the services', () => Promise.all(started.map((s) => s.stop('SIGTERM'))));
 
 try {
   const t0 = Date.now();
@@ -84,7 +81,7 @@ try {
   for (const s of services) {
     const proc = spawnService(s.service, { env: { ...env, ...s.env, ...as(s.service as AclRole) }, logFile: join(logs, `${s.name}.log`) });
     started.push(proc);
-    void proc.exited.then((code) => { if (!stopping) { log(`${s.name} exited (${code}); see ${join(logs, `${s.name}.log`)}`); void stopAll(1); } });
+    void proc.exited.then((code) => { if (!shutdown.stopping) void shutdown.exit(1, `${s.name} exited (${code}); see ${join(logs, `${s.name}.log`)}; stopping`); });
   }
   await Promise.all(services.map((s, i) => waitForHttp(`http://127.0.0.1:${s.port}/readyz`, 90_000, started[i])));
   for (const s of services) log(`${s.name.padEnd(11)} http://127.0.0.1:${s.port}  (/healthz /readyz /metrics)  log: ${join(logs, `${s.name}.log`)}`);
@@ -95,6 +92,6 @@ try {
   log(`demo source write key: ${demo.DEMO_WRITE_KEY}; demo receiver http://127.0.0.1:${demo.DEMO_RECEIVER_PORT}/webhook (shared secret ${demo.DEMO_SHARED_SECRET})`);
   log(`ready in ${((Date.now() - t0) / 1000).toFixed(1)} s; Ctrl-C stops everything`);
 } catch (err) {
-  console.error(`[switchyard] start failed: ${(err as Error).message}`);
-  await stopAll(1);
+  if (!shutdown.stopping) console.error(`[switchyard] start failed: ${(err as Error).message}`);
+  await shutdown.exit(1);
 }

@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { availableParallelism } from 'node:os';
 import { repoRoot } from './stack/paths.js';
+import { installShutdown } from './stack/shutdown.js';
 import { unitEnv, unitTestFiles } from './test-lanes.js';
 
 const t0 = Date.now();
@@ -21,8 +22,10 @@ const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx',
   stdio: 'inherit',
   env: unitEnv(process.env),
 });
-for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => child.kill(sig));
+// Stopped (a signal, npm gone): the runner gets SIGTERM, then what is left of this tree SIGKILL.
+const shutdown = installShutdown({ log: (line) => console.log(`[test:unit] ${line}`), graceMs: 5_000 });
+shutdown.onStop('the test runner', () => { if (child.exitCode === null && child.signalCode === null) { child.kill('SIGTERM'); return new Promise((resolve) => child.once('exit', resolve)); } });
 child.on('exit', (code, sig) => {
   console.log(`[test:unit] ${files.length ? `${files.length} files` : 'the given files'}, total ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  process.exit(code ?? (sig ? 1 : 0));
+  void shutdown.exit(code ?? (sig ? 1 : 0));
 });

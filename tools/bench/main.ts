@@ -6,13 +6,16 @@
 // Each scenario is a module under scenarios/; run.ts runs them in order. The services run as the
 // container runs them, built (`npm run build` first, plain node on dist/main.js); --source runs
 // them from TypeScript through tsx instead, as `npm start` and the tests do.
-import { spawnSync } from 'node:child_process';
+// SIGINT, SIGTERM or SIGHUP (to npm or to this program), a failure, or npm going away stop every
+// process the run started, and the broker and registry (tools/stack/shutdown.ts).
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { repoRoot } from '../stack/paths.js';
 import { freeKafkaAddresses, freePort } from '../stack/ports.js';
+import { installShutdown } from '../stack/shutdown.js';
 import { startStack, type Stack } from '../stack/stack.js';
 import { log } from './context.js';
 import { parseOptions } from './options.js';
@@ -22,10 +25,12 @@ import { formatTable, round, type Row } from './report.js';
 import { runScenarios } from './run.js';
 import { SIZES } from './sizes.js';
 
+const shutdown = installShutdown({ log });
+
 async function main(): Promise<void> {
   const { mode, only, out, profile, taskHops, source } = parseOptions(process.argv.slice(2));
   const code = source ? 'source' : 'built';
-  if (code === 'built') { log('building the services (npm run build)'); buildServices(); }
+  if (code === 'built') { log('building the services (npm run build)'); await buildServices(); }
   /** Extra environment of every service process. */
   const serviceEnv: NodeJS.ProcessEnv = {};
   // --profile: every service process writes a V8 CPU profile on exit (tools/bench/cpu-profile-hook.mjs); summarised after the table.
@@ -37,19 +42,27 @@ async function main(): Promise<void> {
   log(`mode ${mode}, run ${runId}, services ${code}`);
 
   let stack: Stack | undefined;
-  let tmp: string | undefined;
   const brokerPids: number[] = [];
   let registryPid: number | undefined;
   if (!(process.env.KAFKA_BROKERS && process.env.SCHEMA_REGISTRY_URL)) {
-    tmp = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
+    const dir = mkdtempSync(join(tmpdir(), 'switchyard-bench-'));
+    // After every process is gone, even if the stop ran out of time.
+    shutdown.atExit(() => rmSync(dir, { recursive: true, force: true }));
     log('KAFKA_BROKERS / SCHEMA_REGISTRY_URL not set: starting a broker and registry');
-    stack = await startStack({ dir: tmp, kafka: await freeKafkaAddresses(1), registryPort: await freePort(), log });
+    stack = await startStack({ dir, kafka: await freeKafkaAddresses(1), registryPort: await freePort(), log });
     brokerPids.push(...stack.kafka.map((k) => k.pid));
     registryPid = stack.registry?.pid;
   }
   // A reused stack may be secured: the bench's own clients connect as the services do (they inherit the environment).
   const ref: StackRef = stack ? { brokers: stack.brokers, registryUrl: stack.registryUrl } : { brokers: process.env.KAFKA_BROKERS!, registryUrl: process.env.SCHEMA_REGISTRY_URL!, ...reusedStackSecurity() };
   const cleanups: Array<() => Promise<unknown>> = [];
+  // Once, whether the run ends or a signal stops it first (then the scenario still running fails; its error is not reported).
+  let teardown: Promise<void> | undefined;
+  const tearDown = () => teardown ??= (async () => {
+    for (const c of cleanups.reverse()) await c().catch((e) => log(`cleanup: ${(e as Error).message}`));
+    await stack?.stop();
+  })();
+  shutdown.onStop('the run', tearDown);
   let rows: Row[] = [];
   let failed: unknown;
   try {
@@ -57,10 +70,9 @@ async function main(): Promise<void> {
   } catch (err) {
     failed = err;
   } finally {
-    for (const c of cleanups.reverse()) await c().catch((e) => log(`cleanup: ${(e as Error).message}`));
-    await stack?.stop();
-    if (tmp) rmSync(tmp, { recursive: true, force: true });
+    await tearDown();
   }
+  if (shutdown.stopping) return;
   if (failed) { console.error(failed); process.exitCode = 1; if (!rows.length) return; }
 
   const seconds = (Date.now() - t0) / 1000;
@@ -81,13 +93,22 @@ async function main(): Promise<void> {
   if (unverified.length) { console.error(`NOT VERIFIED (events missing): ${unverified.map((r) => r.scenario).join(', ')}`); process.exitCode = 1; }
 }
 
-/** `npm run build` (tsc -b, incremental): the services' dist/ as the container image builds it. */
-function buildServices(): void {
-  const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
-  if (r.status !== 0) throw new Error(`npm run build failed (${r.status ?? r.signal}): the benchmark runs the built services (or pass --source)`);
+/** `npm run build` (tsc -b, incremental): the services' dist/ as the container image builds it. Not spawnSync: a signal must be handled meanwhile. */
+async function buildServices(): Promise<void> {
+  const child = spawn('npm', ['run', '--silent', 'build'], { cwd: repoRoot, stdio: ['ignore', 'inherit', 'inherit'] });
+  const [status, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (c, sig) => resolve([c, sig]));
+  });
+  if (status !== 0) throw new Error(`npm run build failed (${status ?? signal}): the benchmark runs the built services (or pass --source)`);
 }
 
-await main();
+try {
+  await main();
+} catch (err) {
+  if (!shutdown.stopping) { console.error(err); process.exitCode = 1; }
+}
 // Nothing of the run may keep the process alive (kafkajs and undici sockets are closed above; this
-// guards against a stray timer turning a finished run into a hang).
-process.exit();
+// guards against a stray timer turning a finished run into a hang). Stopped by a signal meanwhile:
+// that stop's exit code.
+await shutdown.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);

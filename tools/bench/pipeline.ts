@@ -20,6 +20,7 @@ import { benchUserKey, benchWebhookBody } from './bench-webhook-body.js';
 import { deployedNodeOptions } from './deployed-node-options.js';
 import { parseInstances, serviceInstances, type ScaledService } from '../stack/layout.js';
 import { freePort } from '../stack/ports.js';
+import { exitWithParent } from '../stack/process.js';
 import { runOnce, spawnService, waitForHttp, type ServiceCode, type ServiceProcess } from '../stack/services.js';
 
 /** The stack the bench uses; a reused one may be secured (KAFKA_SECURITY_PROTOCOL …, SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO …). */
@@ -223,7 +224,8 @@ export function rssMb(pid: number | undefined): number {
 
 /** One of the bench's own programs (tools/bench/<file>) as a child process through tsx; its stdout is piped, its stderr inherited. */
 export function spawnBenchProgram(file: string, env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, ['--conditions=source', '--import', 'tsx', join(repoRoot, 'tools', 'bench', file)], {
+  const [command, args] = exitWithParent(process.execPath, ['--conditions=source', '--import', 'tsx', join(repoRoot, 'tools', 'bench', file)]);
+  return spawn(command, args, {
     cwd: repoRoot, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'],
   });
 }

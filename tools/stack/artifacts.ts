@@ -1,13 +1,16 @@
 // Fetches Kafka and the Apicurio schema registry from Maven Central with Maven itself (strict
 // checksum policy), verifies every file against the SHA-256 sums pinned in artifacts.lock.json,
-// and keeps them in the cache directory so a second run downloads nothing.
+// and keeps them in the cache directory so a second run downloads nothing. Maven's log goes to a
+// file in the cache (named when Maven fails); the terminal gets a line per file (download-progress.ts).
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { createReadStream, createWriteStream, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
+import { DownloadProgress } from './download-progress.js';
 import { cacheDir, repoRoot, versions } from './paths.js';
 
-type Lock = { kafka: Record<string, string>; apicurio: Record<string, string> };
+/** SHA-256 of every file, and its size in bytes (the progress lines' totals). */
+type Lock = { kafka: Record<string, string>; apicurio: Record<string, string>; sizes: Record<string, number> };
 const lockPath = join(repoRoot, 'tools/stack/artifacts.lock.json');
 
 export interface Artifacts {
@@ -28,34 +31,40 @@ export async function ensureArtifacts({ log, updateLock = false }: FetchOptions)
   const kafkaLibs = join(root, `kafka_${versions.scala}-${versions.kafka}`, 'libs');
   const registryHome = join(root, `apicurio-registry-app-${versions.apicurio}`);
   const registryJar = join(registryHome, `apicurio-registry-app-${versions.apicurio}-runner.jar`);
-  const lock: Lock = existsSync(lockPath) && !updateLock ? JSON.parse(readFileSync(lockPath, 'utf8')) : { kafka: {}, apicurio: {} };
+  const lock: Lock = existsSync(lockPath) && !updateLock ? { sizes: {}, ...JSON.parse(readFileSync(lockPath, 'utf8')) as Partial<Lock> } as Lock : { kafka: {}, apicurio: {}, sizes: {} };
+  const expected = (files: Record<string, string>) => new Map(Object.keys(files).map((f) => [f, lock.sizes[f]] as const));
+  mkdirSync(join(root, 'maven'), { recursive: true });
 
   if (updateLock || !existsSync(join(kafkaLibs, '.complete'))) {
-    log(`fetching Apache Kafka ${versions.kafka} (KRaft broker) with Maven into ${kafkaLibs}`);
-    const staging = `${kafkaLibs}.partial`;
+    const mavenLog = join(root, 'maven', 'kafka.log');
+    log(`fetching Apache Kafka ${versions.kafka} (KRaft broker) with Maven into ${kafkaLibs} (Maven's log: ${mavenLog})`);
+    // Per process: two first starts at once (two checkouts, one cache) must not share a staging directory.
+    const staging = `${kafkaLibs}.partial-${process.pid}`;
     rmSync(staging, { recursive: true, force: true });
     mkdirSync(staging, { recursive: true });
     const pom = join(root, 'maven', 'kafka-pom.xml');
-    mkdirSync(join(root, 'maven'), { recursive: true });
     writeFileSync(pom, kafkaPom());
-    await maven(['-f', pom, `org.apache.maven.plugins:maven-dependency-plugin:${versions.dependencyPlugin}:copy-dependencies`, `-DoutputDirectory=${staging}`, '-DincludeScope=runtime'], log);
+    await maven(['-f', pom, `org.apache.maven.plugins:maven-dependency-plugin:${versions.dependencyPlugin}:copy-dependencies`, `-DoutputDirectory=${staging}`, '-DincludeScope=runtime'], { log, logFile: mavenLog, expected: expected(lock.kafka) });
     lock.kafka = await verify(staging, lock.kafka, updateLock, 'Kafka');
+    recordSizes(lock, staging, Object.keys(lock.kafka));
     rmSync(kafkaLibs, { recursive: true, force: true });
     renameSync(staging, kafkaLibs);
     writeFileSync(join(kafkaLibs, '.complete'), new Date().toISOString());
   }
 
   if (updateLock || !existsSync(join(registryHome, '.complete'))) {
-    log(`fetching Apicurio Registry ${versions.apicurio} with Maven into ${registryHome}`);
-    // dependency:copy would resolve the artifact's parent POM, which Apicurio does not publish;
-    // dependency:get with transitive=false fetches the archive alone into the local repository.
-    await maven([`org.apache.maven.plugins:maven-dependency-plugin:${versions.dependencyPluginGet}:get`, `-Dartifact=io.apicurio:apicurio-registry-app:${versions.apicurio}:tar.gz:all`, '-Dtransitive=false'], log);
+    const mavenLog = join(root, 'maven', 'registry.log');
+    log(`fetching Apicurio Registry ${versions.apicurio} with Maven into ${registryHome} (Maven's log: ${mavenLog})`);
     // eslint-disable-next-line no-control-regex
     const localRepo = (await output('mvn', ['-B', '-q', 'help:evaluate', '-Dexpression=settings.localRepository', '-DforceStdout'])).replace(/\x1b\[[0-9;]*m/g, '').trim();
     const downloads = join(localRepo, 'io/apicurio/apicurio-registry-app', versions.apicurio);
     const archive = `apicurio-registry-app-${versions.apicurio}-all.tar.gz`;
+    // dependency:copy would resolve the artifact's parent POM, which Apicurio does not publish;
+    // dependency:get with transitive=false fetches the archive alone into the local repository.
+    await maven([`org.apache.maven.plugins:maven-dependency-plugin:${versions.dependencyPluginGet}:get`, `-Dartifact=io.apicurio:apicurio-registry-app:${versions.apicurio}:tar.gz:all`, '-Dtransitive=false'], { log, logFile: mavenLog, expected: expected(lock.apicurio), watch: { dir: downloads, file: archive } });
     lock.apicurio = await verify(downloads, lock.apicurio, updateLock, 'Apicurio Registry', (f) => f === archive);
-    const staging = `${registryHome}.partial`;
+    recordSizes(lock, downloads, [archive]);
+    const staging = `${registryHome}.partial-${process.pid}`;
     rmSync(staging, { recursive: true, force: true });
     mkdirSync(staging, { recursive: true });
     log('unpacking the registry');
@@ -66,6 +75,7 @@ export async function ensureArtifacts({ log, updateLock = false }: FetchOptions)
   }
 
   if (updateLock) {
+    lock.sizes = Object.fromEntries(Object.entries(lock.sizes).sort(([a], [b]) => (a < b ? -1 : 1)));
     writeFileSync(lockPath, `${JSON.stringify(lock, null, 2)}\n`);
     log(`wrote ${lockPath}`);
   }
@@ -113,18 +123,82 @@ function sha256(file: string): Promise<string> {
   });
 }
 
-/** Runs Maven in batch mode with the strict checksum policy, showing each download as it happens. */
-function maven(args: string[], log: (line: string) => void): Promise<void> {
-  return run('mvn', ['-B', '-C', ...args], log, (line) => /Download(ing|ed) from|BUILD|ERROR/.test(line));
+/** Keeps the sizes of the verified files, for the next first start's progress lines. */
+function recordSizes(lock: Lock, dir: string, files: string[]): void {
+  for (const f of files) lock.sizes[f] = statSync(join(dir, f)).size;
 }
 
+interface MavenRun {
+  log: (line: string) => void;
+  /** Every line Maven writes goes here (replaced each run). */
+  logFile: string;
+  /** The files this step fetches (artifacts.lock.json), with their sizes where pinned. */
+  expected: ReadonlyMap<string, number | undefined>;
+  /** A large file whose partial download (Maven's `<file>.part`, or a `<file>.*.tmp`) is shown as it grows. */
+  watch?: { dir: string; file: string };
+}
+
+/**
+ * Runs Maven in batch mode with the strict checksum policy, its output into logFile and a line per
+ * download on the terminal (DownloadProgress). Fails naming the log, with its last errors.
+ */
+function maven(args: string[], { log, logFile, expected, watch }: MavenRun): Promise<void> {
+  const file = createWriteStream(logFile);
+  const progress = new DownloadProgress({ log, expected, ...(process.stdout.isTTY ? { tty: (text: string) => { process.stdout.write(text); } } : {}) });
+  const timer = watch ? setInterval(() => { const bytes = partialSize(watch.dir, watch.file); if (bytes !== undefined) progress.progress(watch.file, bytes); }, 500) : undefined;
+  const errors: string[] = [];
+  const onLine = (line: string) => {
+    file.write(`${line}\n`);
+    progress.line(line);
+    if (/^\[ERROR\]/.test(line) && errors.length < 8) errors.push(line);
+  };
+  return new Promise<void>((resolve, reject) => {
+    const child = spawn('mvn', ['-B', '-C', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    lines(child.stdout, onLine);
+    lines(child.stderr, onLine);
+    child.on('error', (err) => reject(new Error(`cannot run mvn: ${err.message}`)));
+    child.on('exit', (code, signal) => {
+      clearInterval(timer);
+      progress.finish();
+      file.end();
+      if (code === 0) resolve();
+      else reject(new Error(`mvn exited with ${code ?? signal}; its log: ${logFile}${errors.length ? `\n${errors.join('\n')}` : ''}`));
+    });
+  });
+}
+
+/** The size of the partial download of file in dir, if one is under way. */
+function partialSize(dir: string, file: string): number | undefined {
+  try {
+    const part = readdirSync(dir).find((f) => f === `${file}.part` || (f.startsWith(`${file}.`) && f.endsWith('.tmp')));
+    return part ? statSync(join(dir, part)).size : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Calls onLine with each line of a stream, without colour codes. */
+function lines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): void {
+  let rest = '';
+  stream.on('data', (chunk: Buffer) => {
+    const parts = (rest + chunk.toString('utf8')).split('\n');
+    rest = parts.pop() ?? '';
+    // eslint-disable-next-line no-control-regex
+    for (const line of parts) { const clean = line.replace(/\x1b\[[0-9;]*m/g, '').trimEnd(); if (clean) onLine(clean); }
+  });
+  stream.on('end', () => { if (rest.trim()) onLine(rest.trimEnd()); });
+}
+
+/** A command's standard output; its standard error only in the error when it fails (Maven writes colour resets there). */
 function output(cmd: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let text = '';
+    let errors = '';
     child.stdout.on('data', (d) => { text += d; });
+    child.stderr.on('data', (d) => { errors += d; });
     child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`${cmd} exited with ${code}`))));
+    child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`${cmd} ${args.join(' ')} exited with ${code}:\n${text}${errors}`))));
   });
 }
 

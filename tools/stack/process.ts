@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, closeSync, existsSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
 
 /**
  * The environment variable naming a file where every process spawned here is listed (`pid start`,
@@ -33,15 +34,17 @@ export interface SpawnOptions {
 
 /**
  * Starts a process in its own process group (so a Ctrl-C at the terminal reaches our orchestrator,
- * which stops things in order, and not the broker directly). A pid file left by a run that died
- * without cleaning up is honoured: that process is stopped first.
+ * which stops things in order, and not the broker directly), sent SIGTERM if the orchestrator dies
+ * (exitWithParent). A pid file left by a run that died without cleaning up is honoured: that
+ * process is stopped first.
  */
 export async function spawnManaged(opts: SpawnOptions): Promise<ManagedProcess> {
   await stopStale(opts.pidFile);
   const out = openSync(opts.logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(opts.command, opts.args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', out, out], detached: true });
+    const [command, args] = exitWithParent(opts.command, opts.args);
+    child = spawn(command, args, { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ['ignore', out, out], detached: true });
   } finally {
     closeSync(out);
   }
@@ -78,15 +81,92 @@ function signal(pid: number, sig: NodeJS.Signals): void {
   try { process.kill(pid, sig); } catch { /* already gone */ }
 }
 
-/** When a process started (clock ticks since boot, /proc/<pid>/stat field 22): tells it from a later one with its pid. */
-function startTimeOf(pid: number): string | undefined {
+/** Fields of /proc/<pid>/stat after the command name (which is in parentheses and may hold spaces): [0] state, [1] ppid, [19] start time. */
+function statFields(pid: number): string[] | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name, which is in parentheses and may hold spaces.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
     return undefined;
   }
+}
+
+/** When a process started (clock ticks since boot, /proc/<pid>/stat field 22): tells it from a later one with its pid. */
+function startTimeOf(pid: number): string | undefined {
+  return statFields(pid)?.[19];
+}
+
+/** A process as /proc shows it: its pid and when it started (so a later process with the same pid is not taken for it). */
+export interface ProcessRef { pid: number; start: string }
+
+/**
+ * Every process descended from pid (children, their children, …) that still runs, from /proc
+ * (none where there is no /proc). A process whose parent died is re-parented and no longer found
+ * here: take this list before stopping anything.
+ */
+export function descendants(pid: number = process.pid): ProcessRef[] {
+  let entries: string[];
+  try { entries = readdirSync('/proc'); } catch { return []; }
+  const children = new Map<number, ProcessRef[]>();
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = statFields(Number(entry));
+    // Z: a zombie is gone already, only not yet waited for.
+    if (!fields || fields[0] === 'Z' || fields[19] === undefined) continue;
+    const ppid = Number(fields[1]);
+    const list = children.get(ppid) ?? [];
+    list.push({ pid: Number(entry), start: fields[19] });
+    children.set(ppid, list);
+  }
+  const found: ProcessRef[] = [];
+  const queue = [pid];
+  while (queue.length > 0) {
+    for (const child of children.get(queue.shift()!) ?? []) { found.push(child); queue.push(child.pid); }
+  }
+  return found;
+}
+
+/** Whether the process is still the one that was listed (running, and not a zombie). */
+export function isRunning(ref: ProcessRef): boolean {
+  const fields = statFields(ref.pid);
+  return fields !== undefined && fields[0] !== 'Z' && fields[19] === ref.start;
+}
+
+/** Sends sig to each listed process still running; returns those it was sent to. */
+export function signalAll(refs: readonly ProcessRef[], sig: NodeJS.Signals): ProcessRef[] {
+  const running = refs.filter(isRunning);
+  for (const ref of running) signal(ref.pid, sig);
+  return running;
+}
+
+/** SIGTERM to each listed process still running, SIGKILL to those left after graceMs; resolves, once they are gone, with how many needed SIGKILL. */
+export async function terminate(refs: readonly ProcessRef[], graceMs: number): Promise<number> {
+  const deadline = Date.now() + graceMs;
+  let left = signalAll(refs, 'SIGTERM');
+  while (left.length > 0 && Date.now() < deadline) {
+    await sleep(100);
+    left = left.filter(isRunning);
+  }
+  const killed = signalAll(left, 'SIGKILL');
+  // SIGKILL is not instant: what runs next (removing a data directory) must find them gone.
+  for (let i = 0; i < 40 && killed.some(isRunning); i++) await sleep(50);
+  return killed.length;
+}
+
+let setpriv: string | null | undefined;
+
+/**
+ * The command line that runs `command` so that it gets SIGTERM when the process that spawned it
+ * dies, even by SIGKILL (Linux's parent-death signal, set by util-linux's setpriv, which then execs
+ * the command: same pid, nothing in between). Where setpriv is missing, the command as it is.
+ */
+export function exitWithParent(command: string, args: readonly string[]): [string, string[]] {
+  if (setpriv === undefined) {
+    setpriv = process.platform === 'linux'
+      ? (process.env.PATH ?? '').split(delimiter).map((dir) => join(dir, 'setpriv')).find((file) => existsSync(file)) ?? null
+      : null;
+  }
+  return setpriv ? [setpriv, ['--pdeathsig', 'SIGTERM', '--', command, ...args]] : [command, [...args]];
 }
 
 /** SIGKILLs every process listed in `file` (SPAWNED_PIDS_FILE) that still runs; returns how many. */
@@ -104,8 +184,10 @@ export function killListed(file: string): number {
   return killed;
 }
 
+/** Whether pid runs: a zombie (exited, not yet reaped by its parent, or by an init that is slow to) does not. */
 export function isAlive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch { return false; }
+  try { process.kill(pid, 0); } catch { return false; }
+  return statFields(pid)?.[0] !== 'Z';
 }
 
 async function stopStale(pidFile: string): Promise<void> {

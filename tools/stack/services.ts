@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { repoRoot } from './paths.js';
-import { sleep } from './process.js';
+import { exitWithParent, sleep } from './process.js';
 import { registerEnvSecrets, serviceLogFile } from './test-logs.js';
 
 export interface ServiceProcess {
@@ -40,7 +40,9 @@ export function serviceArgs(name: string, code: ServiceCode = 'source'): string[
 
 export function spawnService(name: string, { env, logFile: givenLogFile, echo = false, code }: ServiceSpawnOptions): ServiceProcess {
   registerEnvSecrets(env, name);
-  const child = spawn(process.execPath, serviceArgs(name, code), {
+  // SIGTERM (its graceful stop) if whatever spawned it dies without stopping it.
+  const [command, args] = exitWithParent(process.execPath, serviceArgs(name, code));
+  const child = spawn(command, args, {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
