@@ -164,7 +164,8 @@ export class Chain {
     ]);
     const last = Math.max(...ids.map((id) => r.arrivals.get(id) ?? 0));
     // startedAt / lastAt: the load's window on this process's clock (first request, last arrival at `r`).
-    const result = { rate: countArrived(ids, r.arrivals) / ((last - res.startedAt) / 1000), startedAt: res.startedAt, lastAt: last, ok, events: ids.length, duplicates: r.duplicates(), ingestAcceptedPerS: ids.length / ((res.endedAt - res.startedAt) / 1000), benchCpu: (cpu.user + cpu.system) / 1000 / (last - res.startedAt), cpuPerEvent };
+    // benchCpu: the bench process's cores busy (generator and receivers); benchCpuUs: its CPU per event (µs).
+    const result = { rate: countArrived(ids, r.arrivals) / ((last - res.startedAt) / 1000), startedAt: res.startedAt, lastAt: last, ok, events: ids.length, duplicates: r.duplicates(), ingestAcceptedPerS: ids.length / ((res.endedAt - res.startedAt) / 1000), benchCpu: (cpu.user + cpu.system) / 1000 / (last - res.startedAt), benchCpuUs: (cpu.user + cpu.system) / ids.length, cpuPerEvent };
     for (const x of [r, ...alsoAt]) x.reset();
     return result;
   }

@@ -3,7 +3,7 @@
 export type Mode = 'tiny' | 'quick' | 'full';
 
 /** The scenarios `--only` can pick (each runs the baselines it is compared with). */
-export const SCENARIOS = ['idle', 'ingest', 'e2e', 'attempts', 'latency', 'storm', 'slow', 'isolation', 'ratelimit', 'cpu', 'horizontal', 'backlog', 'many', 'failover'] as const;
+export const SCENARIOS = ['idle', 'ingest', 'e2e', 'attempts', 'latency', 'storm', 'slow', 'isolation', 'ratelimit', 'fanout', 'cpu', 'parts', 'horizontal', 'backlog', 'many', 'failover'] as const;
 export type Scenario = typeof SCENARIOS[number];
 
 export interface Options {

@@ -94,23 +94,30 @@ export class Pipeline {
 
   /** Writes delivery tasks (as fan-out would) in chunks, a few sends at a time. */
   async writeTasks(destination: Destination, ids: string[], chunk = 1000): Promise<void> {
-    const codec = this.codec!;
     const now = Date.now();
     const sends: Array<Promise<unknown>> = [];
     for (let i = 0; i < ids.length; i += chunk) {
-      const messages = ids.slice(i, i + chunk).map((messageId, j) => {
-        const userKey = benchUserKey(i + j);
-        const t: DeliveryTask = {
-          taskId: `${messageId}:${destination.id}`, messageId, sourceId: destination.sourceId, destinationId: destination.id, eventType: 'track', userKey,
-          body: benchWebhookBody(messageId, i + j, new Date(now).toISOString()),
-          receivedAt: now, createdAt: now, attempt: 0, firstAttemptAt: null, deadline: null, notBefore: null, pendingUrls: null, lastStatus: null, lastError: null,
-        };
-        return { key: `${destination.id}:${userKey}`, value: codec.encode('io.switchyard.pipeline.DeliveryTask', t) };
-      });
+      const messages = ids.slice(i, i + chunk).map((messageId, j) => this.taskRecord(destination, messageId, i + j, now));
       sends.push(this.producer!.send({ topic: this.topics.delivery, acks: -1, messages }));
       if (sends.length >= 8) await Promise.all(sends.splice(0));
     }
     await Promise.all(sends);
+  }
+
+  /** The encoded size of a delivery task with this webhook body (the bare fan-out writes records of a task's size). */
+  taskBytes(destination: Destination, messageId: string, body: string): number {
+    return this.taskRecord(destination, messageId, 0, Date.now(), body).value.length;
+  }
+
+  /** The i-th task's record (key and Avro value), with the bench's webhook body unless given one. */
+  private taskRecord(destination: Destination, messageId: string, i: number, now: number, body?: string): { key: string; value: Buffer } {
+    const userKey = benchUserKey(i);
+    const t: DeliveryTask = {
+      taskId: `${messageId}:${destination.id}`, messageId, sourceId: destination.sourceId, destinationId: destination.id, eventType: 'track', userKey,
+      body: body ?? benchWebhookBody(messageId, i, new Date(now).toISOString()),
+      receivedAt: now, createdAt: now, attempt: 0, firstAttemptAt: null, deadline: null, notBefore: null, pendingUrls: null, lastStatus: null, lastError: null,
+    };
+    return { key: `${destination.id}:${userKey}`, value: this.codec!.encode('io.switchyard.pipeline.DeliveryTask', t) };
   }
 
   async start(name: string, extra: NodeJS.ProcessEnv = {}): Promise<Service> {

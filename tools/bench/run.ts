@@ -1,7 +1,9 @@
 // The order of the scenarios, and what they hand on: baseline (a)'s rate and (b)'s figures to the
-// end-to-end row, its saturation rate to the latency rows, (b)'s figures to the delivery CPU row.
-// The chain scenarios share P1 and P2 (chain.ts); delivery CPU, horizontal and backlog set up
-// pipelines of their own once the chain has stopped.
+// end-to-end row, its saturation rate to the latency rows, (b)'s figures to the delivery CPU row;
+// (c)'s, the bare fan-out's, the bare consumer's and the bare client's CPU per event, with the
+// end-to-end rate and the bench's own CPU per event, to the sum-of-parts row (last of them).
+// The chain scenarios share P1 and P2 (chain.ts); fan-out CPU, delivery CPU, horizontal and backlog
+// set up pipelines of their own once the chain has stopped.
 import { Chain } from './chain.js';
 import type { BenchContext } from './context.js';
 import type { Scenario } from './options.js';
@@ -14,6 +16,7 @@ import { measurePost, postRow, type PostSummary } from './scenarios/baseline-pos
 import { deliveryCpu } from './scenarios/delivery-cpu.js';
 import { endToEnd } from './scenarios/end-to-end.js';
 import { failover } from './scenarios/failover.js';
+import { fanoutCpu } from './scenarios/fanout-cpu.js';
 import { horizontal } from './scenarios/horizontal.js';
 import { idle } from './scenarios/idle.js';
 import { ingestScenario } from './scenarios/ingest.js';
@@ -23,6 +26,7 @@ import { manyDestinations } from './scenarios/many-destinations.js';
 import { isolationRateLimited } from './scenarios/rate-limited.js';
 import { retryStorm } from './scenarios/retry-storm.js';
 import { slowReceiver } from './scenarios/slow-receiver.js';
+import { coresAvailable, sumOfPartsRow } from './scenarios/sum-of-parts.js';
 
 /** The scenarios of `only` (and the baselines they are compared with), in table order. */
 export async function runScenarios(run: Omit<BenchContext, 'receiver'>, only: Set<Scenario>): Promise<Row[]> {
@@ -31,6 +35,8 @@ export async function runScenarios(run: Omit<BenchContext, 'receiver'>, only: Se
   const ctx: BenchContext = { ...run, receiver: async (mode?: ReceiverMode) => { const r = await startBenchReceiver(mode); receivers.push(r); return r; } };
   // The latency load runs at half the saturation rate, and many destinations compare with it: both need the saturation run.
   if (only.has('latency') || only.has('many')) only.add('e2e');
+  // The sum of the parts needs every part, each measured in this run.
+  if (only.has('parts')) for (const x of ['ingest', 'e2e', 'fanout', 'cpu'] as const) only.add(x);
   const needsChain = ['e2e', 'attempts', 'latency', 'storm', 'isolation', 'ratelimit'].some((x) => only.has(x as Scenario));
   // First, on the fresh broker: its idle cost grows with the topics the other scenarios' pipelines add.
   if (only.has('idle')) rows.push(...await idle(ctx));
@@ -43,6 +49,8 @@ export async function runScenarios(run: Omit<BenchContext, 'receiver'>, only: Se
 
   let aRate = NaN;
   let rawPost: PostSummary | undefined;
+  /** The sum-of-parts row's figures, as the scenarios measure them. */
+  const parts = { bareIngestUs: NaN, bareFanoutUs: NaN, bareConsumeUs: NaN, bareClientUs: NaN, benchUs: NaN, brokerUs: NaN, verified: true };
   if (only.has('e2e')) {
     const a = await kafkaBaseline(ctx);
     rows.push(a.row);
@@ -54,8 +62,13 @@ export async function runScenarios(run: Omit<BenchContext, 'receiver'>, only: Se
     rows.push(b.row);
     rawPost = b.summary;
   }
-  if (only.has('ingest')) rows.push(...await ingestScenario(ctx, chain));
-  if (!needsChain && !only.has('slow') && !only.has('backlog') && !only.has('cpu')) {
+  if (only.has('ingest')) {
+    const i = await ingestScenario(ctx, chain);
+    rows.push(...i.rows);
+    parts.bareIngestUs = i.cUsPerEvent;
+    parts.verified &&= i.rows.every((r) => r.verified);
+  }
+  if (!needsChain && !only.has('slow') && !only.has('backlog') && !only.has('fanout') && !only.has('cpu')) {
     if (only.has('horizontal')) rows.push(...await horizontal(ctx));
     if (only.has('failover')) rows.push(...await failover(ctx));
     return rows;
@@ -68,6 +81,9 @@ export async function runScenarios(run: Omit<BenchContext, 'receiver'>, only: Se
     rows.push(...e.rows);
     eRate = e.eRate;
     rawPost = e.post;
+    parts.benchUs = e.benchUsPerEvent;
+    parts.brokerUs = e.brokerUsPerEvent;
+    parts.verified &&= e.verified;
   }
   if (only.has('attempts')) rows.push(await attemptsOnOff(ctx, chain));
   if (only.has('latency')) rows.push(...await latencyRounds(ctx, chain, eRate));
@@ -79,7 +95,20 @@ export async function runScenarios(run: Omit<BenchContext, 'receiver'>, only: Se
   await chain.p1.stopAll();
   if (only.has('many')) rows.push(...await manyDestinations(ctx, eRate));
 
-  if (only.has('cpu')) rows.push(...await deliveryCpu(ctx, rawPost));
+  if (only.has('fanout')) {
+    const f = await fanoutCpu(ctx);
+    rows.push(f.row);
+    parts.bareFanoutUs = f.bareUsPerRecord;
+    parts.verified &&= f.row.verified;
+  }
+  if (only.has('cpu')) {
+    const d = await deliveryCpu(ctx, rawPost);
+    rows.push(...d.rows);
+    parts.bareConsumeUs = d.consumeUsPerTask;
+    parts.bareClientUs = d.clientUsPerRequest;
+    parts.verified &&= d.verified;
+  }
+  if (only.has('parts')) rows.push(sumOfPartsRow({ rate: eRate, cores: coresAvailable(), parts, verified: parts.verified, brokerUs: parts.brokerUs }));
   if (only.has('horizontal')) rows.push(...await horizontal(ctx));
   if (only.has('backlog') && ctx.s.backlogTasks > 0) rows.push(await backlogMemory(ctx));
   // Last: on a three-node cluster of its own.

@@ -1,6 +1,8 @@
 // Delivery's CPU time per task, delivery alone (after the chain's pipelines stopped), against the
-// receiver's per request, and the least a bare undici client spends per request to the same receiver.
+// receiver's per request, the least a bare undici client spends per request to the same receiver,
+// and delivery against its bare parts: a bare kafkajs consume of the same tasks plus that client.
 import { createInterface } from 'node:readline';
+import { runBareDrain } from '../bare-drain.js';
 import { log, type BenchContext } from '../context.js';
 import { clkTck, processCpuMs } from '../cpu-time.js';
 import { makeDestination, makeSource, Pipeline, rssMb, spawnBenchProgram } from '../pipeline.js';
@@ -18,7 +20,7 @@ import type { PostSummary } from './baseline-post.js';
  * time per task holds steady on a shared machine where rates do not; the drain rate is reported
  * beside it, and baseline (b)'s figures when it ran.
  */
-export async function deliveryCpu(ctx: BenchContext, rawPost: PostSummary | undefined): Promise<Row[]> {
+export async function deliveryCpu(ctx: BenchContext, rawPost: PostSummary | undefined): Promise<{ rows: Row[]; consumeUsPerTask: number; clientUsPerRequest: number; verified: boolean }> {
   const { ref, s, runId, serviceEnv } = ctx;
   const p = new Pipeline(ref, `${ctx.base}cpu.`, { ...serviceEnv, SWITCHYARD_PARTITIONS: '3', SWITCHYARD_RETRY_TIERS: '1s,2s' }, ctx.code);
   try {
@@ -68,6 +70,11 @@ export async function deliveryCpu(ctx: BenchContext, rawPost: PostSummary | unde
     const majorGcUsPerTask = ((gcAfter.majorGcMs - gcBefore.majorGcMs) * 1000) / ids.length;
     await delivery.stop();
     const floor = await bareClientFloor(ctx, r, DELIVERY_IN_FLIGHT_PER_DESTINATION);
+    // The Kafka side of the floor: the same backlog read again by a bare consumer in a group of its own.
+    log(`bare kafkajs consume: the same ${warm} + ${s.cpuTasks} tasks`);
+    const consume = await runBareDrain('bare-consume.ts', { KAFKA_BROKERS: ref.brokers, BARE_TOPIC: p.topics.delivery, BARE_GROUP: `${ctx.base}cpu.bare-consume`, BARE_WARM: String(warm), BARE_RECORDS: String(ids.length) }, ids.length, s.deliverTimeoutMs);
+    const partsUs = consume.usPerRecord + floor.clientUsPerRequest;
+    const vsParts = usPerTask / partsUs;
     const vsReceiver = usPerTask / receiverUsPerTask;
     const cpuRow: Row = {
       scenario: 'delivery CPU per task (drain, delivery alone)', value: usPerTask, unit: 'µs/task', baseline: { name: 'receiver', value: receiverUsPerTask }, ratio: vsReceiver,
@@ -84,7 +91,14 @@ export async function deliveryCpu(ctx: BenchContext, rawPost: PostSummary | unde
       },
       rssMb: { delivery: deliveryRss },
     };
-    return [cpuRow, floor.row];
+    const partsRow: Row = {
+      scenario: 'delivery CPU per task vs bare consume + bare client', value: usPerTask, unit: 'µs/task', baseline: { name: 'bare parts', value: partsUs }, ratio: vsParts,
+      target: '≤ 1.5 × bare parts', met: vsParts <= 1.5,
+      verified: cpuRow.verified && floor.row.verified && consume.ok,
+      details: { consumeUsPerTask: consume.usPerRecord, clientUsPerRequest: floor.clientUsPerRequest, consumePerS: consume.perS, tasks },
+      rssMb: {},
+    };
+    return { rows: [cpuRow, floor.row, partsRow], consumeUsPerTask: consume.usPerRecord, clientUsPerRequest: floor.clientUsPerRequest, verified: partsRow.verified };
   } finally {
     await p.stopAll();
   }

@@ -8,8 +8,12 @@ import { median } from '../load.js';
 import { round, type Row } from '../report.js';
 import { measurePost, postRow, type PostRun, type PostSummary } from './baseline-post.js';
 
-/** The rows of baseline (b) and end to end; the saturation rate (the latency rows run at half of it) and (b)'s figures. */
-export async function endToEnd(ctx: BenchContext, chain: Chain, aRate: number): Promise<{ rows: Row[]; eRate: number; post: PostSummary }> {
+/**
+ * The rows of baseline (b) and end to end; the saturation rate (the latency rows run at half of it),
+ * (b)'s figures, and the bench process's and the broker's CPU per event (the bench's: generator and
+ * receiver; medians of the rounds; the broker's NaN on a reused stack).
+ */
+export async function endToEnd(ctx: BenchContext, chain: Chain, aRate: number): Promise<{ rows: Row[]; eRate: number; post: PostSummary; benchUsPerEvent: number; brokerUsPerEvent: number; verified: boolean }> {
   const { s } = ctx;
   const { sMain, rMain } = chain;
   log(`end to end at saturation, ${s.rounds} round(s) paired with baseline (b): ${s.e2eEvents} events each`);
@@ -30,5 +34,5 @@ export async function endToEnd(ctx: BenchContext, chain: Chain, aRate: number): 
     scenario: 'end to end at saturation', value: eRate, unit: 'delivered/s', baseline: { name: 'min((a),(b))', value: minAB }, ratio, target: '≥ 0.5', met: ratio >= 0.5, verified: runs.every((x) => x.ok),
     details: { events: e.events, roundRates: runs.map((x) => round(x.rate)).join('/'), roundRatios: ratios.map((x) => round(x, 2)).join('/'), warmUpRates: chain.warmRates.map((x) => round(x)).join('/'), ingestAcceptedPerS: e.ingestAcceptedPerS, duplicates: runs.reduce((n, x) => n + x.duplicates, 0), benchCpu: e.benchCpu, ...e.cpuPerEvent }, rssMb: chain.rss(),
   };
-  return { rows: [b.row, row], eRate, post: b.summary };
+  return { rows: [b.row, row], eRate, post: b.summary, benchUsPerEvent: median(runs.map((x) => x.benchCpuUs)), brokerUsPerEvent: median(runs.map((x) => x.cpuPerEvent.brokerCpuUs ?? NaN)), verified: row.verified };
 }
