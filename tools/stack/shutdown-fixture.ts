@@ -17,10 +17,10 @@ const node = (onTerm: string) => new Promise<number>((resolve) => {
   const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'inherit'] });
   child.stdout!.once('data', () => resolve(child.pid!));
 });
-spawn('sh', ['-c', 'sleep 300; true'], { stdio: 'ignore' });
-const [stops] = await Promise.all([node('process.exit(0)'), node('')]);
-// The shell's sleep too.
-while (descendants().length < 4) await new Promise((resolve) => setTimeout(resolve, 20));
-console.log(`ready ${[process.pid, stops, ...descendants().map((p) => p.pid).filter((pid) => pid !== stops)].join(' ')}`);
+const shell = spawn('sh', ['-c', 'sleep 300; true'], { stdio: 'ignore' });
+const [stops, ignores] = await Promise.all([node('process.exit(0)'), node('')]);
+// The shell's sleep too. Only what the fixture started is listed: tsx may have an esbuild child of its own.
+while (descendants(shell.pid).length < 1) await new Promise((resolve) => setTimeout(resolve, 20));
+console.log(`ready ${[process.pid, stops, ignores, shell.pid, ...descendants(shell.pid).map((p) => p.pid)].join(' ')}`);
 if (process.env.SHUTDOWN_FIXTURE === 'throw') setTimeout(() => { throw new Error('the fixture failed'); }, 50);
 setInterval(() => undefined, 1 << 30);

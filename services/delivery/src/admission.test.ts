@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { admit, refusalOf, type Admission, type AdmissionInput, type DestinationView } from './admission.js';
-import { COMMIT_STALL_RECHECK_MS } from './commit-scheduler.js';
+import { COMMIT_STALL_RECHECK_MS } from '@switchyard/platform/consuming/commit-scheduler';
 import { WAIT_IN_MEMORY_MS } from './rate-limits.js';
 
 const NOW = 1_000_000;

@@ -1,4 +1,4 @@
-import { COMMIT_STALL_RECHECK_MS } from './commit-scheduler.js';
+import { COMMIT_STALL_RECHECK_MS } from '@switchyard/platform/consuming/commit-scheduler';
 import type { DeferReason, RefusalReason } from './deferred-ranges.js';
 import { WAIT_IN_MEMORY_MS } from './rate-limits.js';
 

@@ -5,7 +5,7 @@ import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import type { EachBatchPayload } from '@switchyard/platform/kafka/client';
 import { GroupAssignment } from './assignment.js';
-import { PartitionOffsets } from './offset-tracker.js';
+import { PartitionOffsets } from '@switchyard/platform/consuming/offset-tracker';
 import { asConsumer, batchOf, deferred, deliveryOver, FakeConsumer, silentLogger, TOPIC } from './test-support/fake-consumer.js';
 import type { TaskRunner } from './task-runner.js';
 

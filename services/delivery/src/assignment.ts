@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
 import type { Logger } from '@switchyard/platform/logger';
-import type { PartitionOffsets } from './offset-tracker.js';
+import type { PartitionOffsets } from '@switchyard/platform/consuming/offset-tracker';
 
 /**
  * While a range's destination is full (and not stalled), or the group rebalances, or membership is

@@ -4,10 +4,10 @@ import type { FetchedRecord } from '@switchyard/platform/kafka/groupless-reader'
 import type { DeferredRange, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { refusalOf } from './admission.js';
 import { RANGE_WAIT_POLL_MS, type GroupAssignment } from './assignment.js';
-import type { CommitScheduler } from './commit-scheduler.js';
+import type { CommitScheduler } from '@switchyard/platform/consuming/commit-scheduler';
 import { restOfRange, resumedFromRange, type DeferReason, type PendingRange, type RefusalReason } from './deferred-ranges.js';
 import type { DeliveryMetrics } from './delivery-metrics.js';
-import type { OffsetTracker } from './offset-tracker.js';
+import type { OffsetTracker } from '@switchyard/platform/consuming/offset-tracker';
 import { DEFERRALS, type PauseControl } from './pause-control.js';
 import type { RangeTasks } from './range-tasks.js';
 import { LATE_MS, WAIT_IN_MEMORY_MS, type RateLimits } from './rate-limits.js';

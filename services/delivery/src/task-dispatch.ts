@@ -1,8 +1,8 @@
 import type { Logger } from '@switchyard/platform/logger';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import type { GroupAssignment } from './assignment.js';
-import type { CommitScheduler } from './commit-scheduler.js';
-import type { OffsetTracker } from './offset-tracker.js';
+import type { CommitScheduler } from '@switchyard/platform/consuming/commit-scheduler';
+import type { OffsetTracker } from '@switchyard/platform/consuming/offset-tracker';
 import type { PauseControl } from './pause-control.js';
 import type { RangeReplay } from './range-replay.js';
 import type { StallDetector } from './stall-detector.js';

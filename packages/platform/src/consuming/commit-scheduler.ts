@@ -1,5 +1,5 @@
-import type { Consumer } from '@switchyard/platform/kafka/client';
-import type { Logger } from '@switchyard/platform/logger';
+import type { Logger } from '../logger.js';
+import type { ConsumerClient } from './consumer-client.js';
 import type { PartitionOffsets } from './offset-tracker.js';
 
 /**
@@ -16,10 +16,10 @@ export const COMMIT_STALL_RECHECK_MS = 500;
 export const COMMIT_FAILURE_LOG_MS = 5000;
 
 export interface CommitSchedulerOptions {
-  consumer: Pick<Consumer, 'commitOffsets'>;
+  consumer: Pick<ConsumerClient, 'commit'>;
   /** What may be committed: only below the oldest unfinished task of each partition. */
   offsets: PartitionOffsets;
-  /** The least time between two offset commits (DeliveryConsumerOptions.commitIntervalMs). */
+  /** The least time between two offset commits. */
   commitIntervalMs: number;
   logger: Logger;
   clock: () => number;
@@ -28,9 +28,10 @@ export interface CommitSchedulerOptions {
 }
 
 /**
- * When the delivery consumer commits its offsets: as soon as a finished task moves a partition's
- * committable offset, at most one commit in flight and at most one per interval; a failed commit is
- * asked for again. Also whether commits have stalled, which stops new tasks being sent.
+ * When a runner of acknowledged records (consumer-runner.ts) commits: as soon as an acknowledgement
+ * moves a partition's committable offset, at most one commit in flight and at most one per
+ * interval; a failed commit is asked for again. Also whether commits have stalled, which a
+ * service may take as a reason to start nothing new (delivery does).
  */
 export class CommitScheduler {
   private commitTimer: NodeJS.Timeout | undefined;
@@ -84,7 +85,7 @@ export class CommitScheduler {
   async commit(): Promise<void> {
     const list = this.opts.offsets.committableOffsets();
     if (list.length === 0) return;
-    await this.opts.consumer.commitOffsets(list);
+    await this.opts.consumer.commit(list);
     this.opts.offsets.markCommitted(list);
   }
 

@@ -5,10 +5,10 @@ import type { Consumer } from '@switchyard/platform/kafka/client';
 import { createLogger } from '@switchyard/platform/logger';
 import { Registry } from '@switchyard/platform/metrics';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
-import { CommitScheduler } from './commit-scheduler.js';
+import { CommitScheduler } from '@switchyard/platform/consuming/commit-scheduler';
 import { DeliveryConsumer } from './delivery-consumer.js';
 import { deliveryMetrics } from './delivery-metrics.js';
-import { PartitionOffsets } from './offset-tracker.js';
+import { PartitionOffsets } from '@switchyard/platform/consuming/offset-tracker';
 import { asConsumer, batchOf, FakeConsumer, silentLogger, TOPIC } from './test-support/fake-consumer.js';
 import type { TaskRunner } from './task-runner.js';
 
@@ -58,7 +58,7 @@ describe('CommitScheduler', () => {
     tracker.track('6');
     const clock = { now: 1_000_000 };
     let stopping = false;
-    const commits = new CommitScheduler({ consumer: asConsumer(consumer), offsets, commitIntervalMs, logger: silentLogger(), clock: () => clock.now, stopping: () => stopping });
+    const commits = new CommitScheduler({ consumer: { commit: (list) => asConsumer(consumer).commitOffsets([...list]) }, offsets, commitIntervalMs, logger: silentLogger(), clock: () => clock.now, stopping: () => stopping });
     return { consumer, tracker, clock, commits, stop: () => { stopping = true; } };
   }
   const settle = () => new Promise((r) => setImmediate(r));

@@ -145,6 +145,13 @@ export class PartitionOffsets {
     for (const key of [...this.partitions.keys()]) if (!kept.has(key)) this.partitions.delete(key);
   }
 
+  /** Records tracked and not yet complete, over every partition. */
+  inFlight(): number {
+    let n = 0;
+    for (const { tracker } of this.partitions.values()) n += tracker.inFlight();
+    return n;
+  }
+
   /** Where a partition kept by the same member goes on reading: just past its last tracked record. */
   readPosition(topic: string, partition: number): string | undefined {
     return this.partitions.get(`${topic}:${partition}`)?.tracker.readPosition();
