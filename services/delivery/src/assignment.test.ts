@@ -3,10 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
-import type { EachBatchPayload } from '@switchyard/platform/kafka/client';
 import { GroupAssignment } from './assignment.js';
 import { PartitionOffsets } from '@switchyard/platform/consuming/offset-tracker';
-import { asConsumer, batchOf, deferred, deliveryOver, FakeConsumer, silentLogger, TOPIC } from './test-support/fake-consumer.js';
+import { batchOf, deferred, deliveryOver, FakeConsumer, silentLogger, TOPIC } from './test-support/fake-consumer.js';
 import type { TaskRunner } from './task-runner.js';
 
 function setup(groupOffsets: () => Promise<Map<string, bigint>>, answer: () => Promise<void> = async () => undefined) {
@@ -53,9 +52,9 @@ describe('DeliveryConsumer across rebalances', () => {
     consumer.join('member-1', [0]);
     await consumer.eachBatch!(batchOf(['5', '6']).payload);
     assert.equal(sent.length, 2);
-    const handOver = delivery.handOver(1000);
+    const rebalance = consumer.rebalance();
     setTimeout(release, 20); // both answers arrive while the member waits
-    await handOver;
+    await rebalance;
     assert.deepEqual(consumer.commits.at(-1), [{ topic: TOPIC, partition: 0, offset: '7' }]);
     const { payload, resolved } = batchOf(['7']);
     await consumer.eachBatch!(payload);
@@ -71,11 +70,10 @@ describe('DeliveryConsumer across rebalances', () => {
     await delivery.start();
     consumer.join('member-1', [0]);
     const sentBeforeFreeze = Date.now() - 14_000;
-    consumer.emit(consumer.events.REQUEST, { apiName: 'Heartbeat', sentAt: sentBeforeFreeze });
-    consumer.emit(consumer.events.HEARTBEAT, {});
+    consumer.heartbeatSucceeded(sentBeforeFreeze);
     const { payload } = batchOf(['5']);
     let checked = 0;
-    payload.heartbeat = async () => { checked++; throw new Error('The coordinator is not aware of this member'); };
+    payload.handle.heartbeat = async () => { checked++; throw new Error('The coordinator is not aware of this member'); };
     await assert.rejects(consumer.eachBatch!(payload), /not aware/);
     assert.equal(checked, 1);
     assert.deepEqual(sent, []);
@@ -97,8 +95,7 @@ describe('DeliveryConsumer: an attempt that fails across a freeze', () => {
     const delivery = deliveryOver(consumer, codec, runner, { maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10 });
     /** The process was frozen 14 s: the last heartbeat that succeeded was sent before it. */
     const freeze = () => {
-      consumer.emit(consumer.events.REQUEST, { apiName: 'Heartbeat', sentAt: Date.now() - 14_000 });
-      consumer.emit(consumer.events.HEARTBEAT, {});
+      consumer.heartbeatSucceeded(Date.now() - 14_000);
     };
     return { consumer, delivery, answered, followUps, freeze };
   }
@@ -128,8 +125,7 @@ describe('DeliveryConsumer: an attempt that fails across a freeze', () => {
     answered.resolve();
     await sleep(60);
     assert.deepEqual(followUps, []);
-    consumer.emit(consumer.events.REQUEST, { apiName: 'Heartbeat', sentAt: Date.now() });
-    consumer.emit(consumer.events.HEARTBEAT, {});
+    consumer.heartbeatSucceeded(Date.now());
     await sleep(60);
     assert.deepEqual(followUps, [true]);
     assert.ok(committed(consumer).includes('6'));
@@ -142,7 +138,7 @@ describe('GroupAssignment', () => {
     const consumer = new FakeConsumer();
     const offsets = new PartitionOffsets();
     const clock = { now: 1_000_000 };
-    const group = new GroupAssignment({ consumer: asConsumer(consumer), offsets, logger: silentLogger(), clock: () => clock.now, ...(groupOffsets ? { groupOffsets } : {}), stopping: () => false });
+    const group = new GroupAssignment({ consumer: consumer, offsets, logger: silentLogger(), clock: () => clock.now, ...(groupOffsets ? { groupOffsets } : {}), stopping: () => false });
     const read = () => {
       const tracker = offsets.tracker(TOPIC, 0);
       for (const offset of ['5', '6', '7']) tracker.track(offset);
@@ -151,7 +147,7 @@ describe('GroupAssignment', () => {
     };
     return { consumer, offsets, clock, group, read };
   }
-  const batch = (offsets: string[]) => ({ topic: TOPIC, partition: 0, messages: offsets.map((offset) => ({ offset, value: Buffer.from('x') })) }) as unknown as EachBatchPayload['batch'];
+  const batch = (offsets: string[]) => ({ topic: TOPIC, partition: 0, messages: offsets.map((offset) => ({ offset, value: Buffer.from('x') })) });
 
   it('a member that stayed goes on past the last record it read; one that rejoined under a new id starts at its oldest unfinished record', () => {
     const { consumer, offsets, group, read } = membership();
@@ -206,11 +202,9 @@ describe('GroupAssignment', () => {
     group.assign('member-1', { [TOPIC]: [0] });
     assert.equal(group.membershipUnconfirmed(clock.now + 2999), false);
     clock.now += 14_000;
-    consumer.emit(consumer.events.REQUEST, { apiName: 'Heartbeat', sentAt: clock.now - 10_000 });
-    consumer.emit(consumer.events.HEARTBEAT, {});
+    consumer.heartbeatSucceeded(clock.now - 10_000);
     assert.equal(group.membershipUnconfirmed(clock.now), true, 'sent before the freeze');
-    consumer.emit(consumer.events.REQUEST, { apiName: 'Heartbeat', sentAt: clock.now });
-    consumer.emit(consumer.events.HEARTBEAT, {});
+    consumer.heartbeatSucceeded(clock.now);
     assert.equal(group.membershipUnconfirmed(clock.now), false);
   });
 

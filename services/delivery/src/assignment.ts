@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
+import type { ConsumerClient } from '@switchyard/platform/consuming/consumer-client';
 import type { Logger } from '@switchyard/platform/logger';
 import type { PartitionOffsets } from '@switchyard/platform/consuming/offset-tracker';
 
@@ -18,7 +18,7 @@ export const RANGE_WAIT_POLL_MS = 20;
 export const MEMBERSHIP_CHECK_MS = 3000;
 
 export interface GroupAssignmentOptions {
-  consumer: Pick<Consumer, 'on' | 'events' | 'seek'>;
+  consumer: Pick<ConsumerClient, 'on' | 'seek'>;
   /** The delivery consumer's offsets: where each partition it keeps or gets back starts. */
   offsets: PartitionOffsets;
   logger: Logger;
@@ -34,7 +34,7 @@ export interface GroupAssignmentOptions {
  * heartbeat confirmed membership lately, and whether the group is rebalancing.
  */
 export class GroupAssignment {
-  /** When a heartbeat last succeeded (kafkajs's HEARTBEAT event) or the group was last joined. */
+  /** When a heartbeat last succeeded (dated by when it was sent) or the group was last joined. */
   private lastHeartbeatOk = 0;
   /** This instance's member id in its group at the last assignment. */
   private memberId: string | undefined;
@@ -69,16 +69,13 @@ export class GroupAssignment {
     this.rebalancing = true;
   }
 
-  /** Dates each successful heartbeat, which confirms membership. */
-  listenForHeartbeats(): void {
-    const { consumer } = this.opts;
-    // A heartbeat confirms membership as of when it was sent, not when its answer was read: the
-    // answer to one sent just before a freeze (SIGSTOP, a starved process) is read as the process
-    // resumes, though the group has expelled the member meanwhile; dated by its reading, it let a
-    // resumed instance send tasks of partitions given away for another second.
-    let heartbeatSentAt: number | undefined;
-    consumer.on(consumer.events.REQUEST, ({ payload }) => { if (payload.apiName === 'Heartbeat') heartbeatSentAt = payload.sentAt; });
-    consumer.on(consumer.events.HEARTBEAT, () => { this.lastHeartbeatOk = heartbeatSentAt ?? this.opts.clock(); });
+  /**
+   * Dates each successful heartbeat, which confirms membership as of when it was sent (the client
+   * says when): dated by the reading of its answer, one sent just before a freeze let a resumed
+   * instance send tasks of partitions given away meanwhile for another second.
+   */
+  listenForHeartbeats(): () => void {
+    return this.opts.consumer.on('heartbeat', (sentAt) => { this.lastHeartbeatOk = sentAt; });
   }
 
   /** No heartbeat has confirmed membership for MEMBERSHIP_CHECK_MS. */
@@ -156,7 +153,7 @@ export class GroupAssignment {
    * is taken away (paused until a tier record is due) and applies it when the partition comes back,
    * possibly much later — it sent again all the other members had delivered meanwhile.
    */
-  async aboveGroupFloor(batch: EachBatchPayload['batch']): Promise<EachBatchPayload['batch']['messages']> {
+  async aboveGroupFloor<R extends { offset: string }>(batch: { topic: string; partition: number; messages: R[] }): Promise<R[]> {
     const { topic, partition, messages } = batch;
     const key = `${topic}:${partition}`;
     const entry = this.groupFloors.get(key);

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
-import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
 import { CodecError, RegistryUnavailableError } from '@switchyard/platform/errors';
 import { createLogger } from '@switchyard/platform/logger';
 import { Registry } from '@switchyard/platform/metrics';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { DeliveryConsumer } from './delivery-consumer.js';
 import { deliveryMetrics } from './delivery-metrics.js';
-import { batchOf, deliveryOver, FakeConsumer, TOPIC } from './test-support/fake-consumer.js';
+import { batchOf, deliveryOver, FakeConsumer, recordsOf, TOPIC } from './test-support/fake-consumer.js';
 import type { TaskRunner } from './task-runner.js';
 
 describe('DeliveryConsumer and a schema registry that does not answer', () => {
@@ -20,7 +19,7 @@ describe('DeliveryConsumer and a schema registry that does not answer', () => {
     const codec = { decodeKnown: () => undefined, decode: lookup } as unknown as AvroCodec;
     const runner = { rateLimitOf: () => undefined, circuitOpen: () => false, run: async (t: DeliveryTask) => { sent.push(t.taskId); } } as unknown as TaskRunner;
     const delivery = new DeliveryConsumer({
-      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC], deliveryTopic: TOPIC, readRange: async () => [], metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
+      client: consumer, codec, runner, topics: [TOPIC], deliveryTopic: TOPIC, readRange: async () => [], metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
       logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
       setAside: async (_value, _topic, _partition, offset) => { setAside.push(offset); }, groupOffsets: async () => new Map([[`${TOPIC}:0`, 5n]]),
     });
@@ -72,10 +71,7 @@ describe('DeliveryConsumer deferrals', () => {
     await delivery.start();
     consumer.join('member-1', [0, 1]);
     // maxInFlight 10: ten deferrals at once, and ten healthy tasks beside them.
-    const batch = (partition: number, values: string[]) => ({
-      batch: { topic: TOPIC, partition, messages: values.map((v, i) => ({ offset: String(i), value: Buffer.from(v) })), offsetLag: () => '0' },
-      resolveOffset: () => undefined, heartbeat: async () => undefined, isRunning: () => true, isStale: () => false,
-    } as unknown as EachBatchPayload);
+    const batch = (partition: number, values: string[]) => recordsOf(TOPIC, partition, values.map((v, i) => ({ offset: String(i), value: Buffer.from(v) })));
 
     await consumer.eachBatch!(batch(0, Array.from({ length: 25 }, (_, i) => `hung:${i}`)));
     assert.equal(deferred, 10, 'at most maxInFlight deferrals at once');

@@ -1,15 +1,16 @@
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { RegistryUnavailableError } from '@switchyard/platform/errors';
-import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
+import type { ConsumerClient, RecordBatch } from '@switchyard/platform/consuming/consumer-client';
+import { ConsumerRunner, type BatchContext } from '@switchyard/platform/consuming/consumer-runner';
 import type { Logger } from '@switchyard/platform/logger';
 import type { FetchedRecord } from '@switchyard/platform/kafka/groupless-reader';
 import type { DeferredRange, DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { GroupAssignment } from './assignment.js';
-import { COMMIT_FAILURE_LOG_MS, CommitScheduler } from '@switchyard/platform/consuming/commit-scheduler';
+import { COMMIT_FAILURE_LOG_MS, type CommitScheduler } from '@switchyard/platform/consuming/commit-scheduler';
 import { admit, type AdmissionInput, type DestinationView } from './admission.js';
 import { BatchRanges, mayJoinRange } from './deferred-ranges.js';
 import type { DeliveryMetrics } from './delivery-metrics.js';
-import { PartitionOffsets, type OffsetTracker } from '@switchyard/platform/consuming/offset-tracker';
+import type { OffsetTracker, PartitionOffsets } from '@switchyard/platform/consuming/offset-tracker';
 import { PauseControl } from './pause-control.js';
 import { RangeReplay } from './range-replay.js';
 import { RangeTasks, REGISTRY_RETRY_MS } from './range-tasks.js';
@@ -28,7 +29,8 @@ const HEARTBEAT_CHECK_MS = 100;
 const HAND_OVER_MS = 1000;
 
 export interface DeliveryConsumerOptions {
-  consumer: Consumer;
+  /** The group member delivery reads through; the consumer runner over it commits acknowledged tasks. */
+  client: ConsumerClient;
   codec: AvroCodec;
   runner: TaskRunner;
   /** The delivery topic and every retry-tier topic (or one of the two, `DELIVERY_READS`). */
@@ -76,6 +78,8 @@ export interface DeliveryConsumerOptions {
   partitionCounts?: (topics: string[]) => Promise<Map<string, number>>;
   /** How long a task held by its rate limit waits in the first tier (that tier's delay; 10 s when absent). */
   holdMs?: number;
+  /** When the group rebalances, how long in-flight tasks may finish before the member rejoins (HAND_OVER_MS when absent). */
+  handOverMs?: number;
 }
 
 /** A record of a batch, decoded: a task, or (in a tier) a range of deferred tasks left in the delivery topic. */
@@ -116,7 +120,9 @@ type BatchStep = 'next' | 'leave' | 'sent' | 'sent_after_wait';
  * (what to do with each record) and task-dispatch.ts (running admitted tasks).
  */
 export class DeliveryConsumer {
-  private readonly offsets = new PartitionOffsets();
+  /** Reads the topics, tracks each partition's taken and finished tasks, commits, pauses and seeks. */
+  private readonly consumer: ConsumerRunner;
+  private readonly offsets: PartitionOffsets;
   /** Global, per-destination and deferral slots, and the tasks unfinished. */
   private readonly slots: TaskSlots;
   private readonly lagByPartition = new Map<string, number>();
@@ -135,18 +141,23 @@ export class DeliveryConsumer {
   /** Runs admitted tasks in their slots and marks them finished. */
   private readonly dispatcher: TaskDispatch;
   private stopping = false;
-  /** The eachBatch call running now, if any: stop() waits for it to return. */
-  private batchRunning: Promise<void> | undefined;
   private lastHeartbeatCheck = 0;
   private registryLoggedAt = 0;
 
   constructor(private readonly opts: DeliveryConsumerOptions) {
     const stopping = () => this.stopping;
-    const { consumer, logger, clock } = opts;
+    const { client, logger, clock } = opts;
+    const consumer = new ConsumerRunner({
+      client, topics: opts.topics, from: 'earliest', commits: 'acknowledged', commitIntervalMs: opts.commitIntervalMs, logger, clock,
+      onAssigned: ({ memberId, byTopic }) => this.onAssignment(memberId, byTopic),
+      onRevoking: () => this.handOver(),
+    });
+    this.consumer = consumer;
+    this.offsets = consumer.offsets;
+    this.commits = consumer.commits;
     this.slots = new TaskSlots({ ...opts, stopping });
     this.pauses = new PauseControl({ consumer, metrics: opts.metrics, clock, stalls: this.stalls, perDestination: this.slots.perDestination, maxWaitingPerDestination: opts.maxWaitingPerDestination, stopping });
-    this.commits = new CommitScheduler({ consumer: { commit: (list) => consumer.commitOffsets([...list]) }, offsets: this.offsets, commitIntervalMs: opts.commitIntervalMs, logger, clock, stopping });
-    this.group = new GroupAssignment({ consumer, offsets: this.offsets, logger, clock, ...(opts.groupOffsets ? { groupOffsets: opts.groupOffsets } : {}), stopping });
+    this.group = new GroupAssignment({ consumer: client, offsets: this.offsets, logger, clock, ...(opts.groupOffsets ? { groupOffsets: opts.groupOffsets } : {}), stopping });
     const { partitionCounts } = opts;
     const shareTopics = opts.rateShareTopics ?? opts.topics;
     this.rates = new RateLimits({ clock, ...(partitionCounts ? { shares: { partitionCounts: () => partitionCounts(shareTopics), logger } } : {}) });
@@ -164,24 +175,12 @@ export class DeliveryConsumer {
   }
 
   async start(): Promise<void> {
-    const { consumer } = this.opts;
     await this.rates.readPartitionCounts();
-    for (const topic of this.opts.topics) await consumer.subscribe({ topic, fromBeginning: true });
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => this.onAssignment(payload.memberId, payload.memberAssignment));
     this.group.listenForHeartbeats();
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      eachBatch: async (payload) => {
-        if (this.stopping) return;
-        const running = this.handleBatch(payload);
-        this.batchRunning = running;
-        try { await running; } finally { if (this.batchRunning === running) this.batchRunning = undefined; }
-      },
-    });
+    await this.consumer.start((batch, context) => (this.stopping ? Promise.resolve() : this.handleBatch(batch, context)));
   }
 
-  private async handleBatch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
+  private async handleBatch(batch: RecordBatch, { resolveOffset, heartbeat, current }: BatchContext): Promise<void> {
     const { topic, partition } = batch;
     // kafkajs hands over a batch fetched before a rebalance even when the handler gets to it (or
     // resumes from a wait) after it: the partition may be another member's by then, which reads
@@ -193,7 +192,7 @@ export class DeliveryConsumer {
       topic, partition, key: `${topic}:${partition}`, tracker: this.offsets.tracker(topic, partition),
       // Deferred tasks of this batch, by destination (only the delivery topic's: they stay there).
       ranges: topic === this.opts.deliveryTopic ? new BatchRanges(topic, partition) : undefined,
-      gone: () => !isRunning() || isStale() || this.group.generation !== assignment || this.group.handingOver,
+      gone: () => !current() || this.group.generation !== assignment || this.group.handingOver,
       resolved: undefined,
     };
     try {
@@ -366,47 +365,30 @@ export class DeliveryConsumer {
   }
 
   /**
-   * Stops fetching (every topic paused) while staying in the group, lets in-flight tasks finish
-   * (bounded), commits what finished, and only then leaves the group: commits need membership, and
-   * whatever finished but was not committed would be delivered again by the next owner.
+   * Stops fetching while staying in the group, lets in-flight tasks finish (bounded), commits what
+   * finished, and only then leaves the group (ConsumerRunner.stop). Bounded so the whole stop fits
+   * the shutdown step's 25 s: what is left uncommitted is sent again by the next owner.
    */
   async stop(drainMs = 15_000, commitMs = 5_000): Promise<void> {
-    const { consumer } = this.opts;
     this.stopping = true;
     this.pauses.stop();
-    consumer.pause(this.opts.topics.map((topic) => ({ topic })));
-    const deadline = new Promise((r) => setTimeout(r, drainMs).unref());
-    await Promise.race([this.batchRunning, deadline]);
-    if (this.slots.unfinished > 0) await Promise.race([this.slots.whenIdle(), deadline]);
-    this.commits.cancelScheduled();
-    // Bounded: kafkajs retries a commit for up to ~50 s (a coordinator moving), and the whole stop
-    // must fit the shutdown step's 25 s. What is left uncommitted is sent again by the next owner.
-    let timer: NodeJS.Timeout | undefined;
-    const final = (async () => { await this.commits.inFlight; await this.commits.commit(); })()
-      .catch((err: unknown) => this.opts.logger.warn({ err }, 'final offset commit failed'));
-    const unanswered = new Promise<void>((r) => { timer = setTimeout(() => { this.opts.logger.warn({ waitedMs: commitMs }, 'final offset commit unanswered: leaving the group without it'); r(); }, commitMs); });
-    await Promise.race([final, unanswered]);
-    clearTimeout(timer);
-    await consumer.stop();
+    await this.consumer.stop({ drainMs, commitMs, idle: () => (this.slots.unfinished > 0 ? this.slots.whenIdle() : Promise.resolve()) });
   }
 
   /**
-   * The group is rebalancing and this member is about to rejoin (kafkajs has no "partitions
-   * revoked" callback; kafkajs/heartbeat.ts calls this first): it sends nothing new, lets
-   * in-flight tasks finish for a moment, and commits what finished while the old generation's
-   * commits are still accepted. A partition that moves to another member is then read from past
-   * the tasks this one delivered, instead of from its last commit before the rebalance.
+   * The group is rebalancing and this member is about to rejoin: it sends nothing new and lets
+   * in-flight tasks finish for a moment; the runner then commits what finished while the old
+   * generation's commits are still accepted. A partition that moves to another member is then read
+   * from past the tasks this one delivered, instead of from its last commit before the rebalance.
    */
-  async handOver(maxWaitMs = HAND_OVER_MS): Promise<void> {
+  private async handOver(): Promise<void> {
     if (this.stopping) return;
     this.group.beginHandOver();
-    if (this.slots.unfinished > 0) {
-      const deadline = new Promise<void>((r) => setTimeout(r, maxWaitMs).unref());
-      await Promise.race([this.slots.whenIdle(), deadline]);
-    }
-    this.commits.cancelScheduled();
-    await this.commits.inFlight;
-    await this.commits.commit().catch((err: unknown) => this.opts.logger.info({ err }, 'offset commit before rejoining the group refused'));
+    if (this.slots.unfinished === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<void>((resolve) => { timer = setTimeout(resolve, this.opts.handOverMs ?? HAND_OVER_MS); });
+    await Promise.race([this.slots.whenIdle(), deadline]);
+    clearTimeout(timer);
   }
 
   /** Counts a lookup the registry did not answer; logs at most one line per COMMIT_FAILURE_LOG_MS. */
@@ -419,16 +401,15 @@ export class DeliveryConsumer {
   }
 
   /**
-   * A new assignment: membership and each partition's starting point (GroupAssignment.assign), no
-   * waits left over for partitions this member no longer holds, and a fresh generation's commits.
+   * A new assignment: membership and each partition's starting point (GroupAssignment.assign), and
+   * no waits left over for partitions this member no longer holds (the runner dropped their offsets).
    */
-  private onAssignment(memberId: string, assignment: Record<string, number[]>): void {
+  private onAssignment(memberId: string, assignment: Readonly<Record<string, number[]>>): void {
     const assigned = this.group.assign(memberId, assignment);
     const generation = this.group.generation;
     this.pauses.retainOnly(assigned);
     this.rates.assigned(assigned, () => this.group.generation !== generation);
     for (const key of [...this.lagByPartition.keys()]) if (!assigned.has(key)) this.lagByPartition.delete(key);
-    this.commits.newGeneration(); // a new generation: its commits have not failed yet
     // A partition paused before the rebalance and handed back has no timer any more: read it again.
     if (this.stopping) return;
     this.pauses.resumeStale();

@@ -7,9 +7,9 @@ import { loadConfig, commonEnv, env, retryEnv } from '@switchyard/platform/confi
 import { unreadableRecord } from '@switchyard/platform/codec/invalid-event';
 import { DestinationStates, followDestinationStates, healthKey } from '@switchyard/platform/holds/destination-states';
 import { BatchingProducer } from '@switchyard/platform/kafka/batching-producer';
-import { createConsumer, STAGE_FETCH } from '@switchyard/platform/kafka/client';
+import { STAGE_FETCH } from '@switchyard/platform/kafka/client';
+import { kafkajsConsumer } from '@switchyard/platform/kafka/kafkajs-consumer';
 import { groupIds } from '@switchyard/platform/kafka/groups';
-import { beforeRejoining } from '@switchyard/platform/kafkajs/index';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { kafkajsPartitionSource } from '@switchyard/platform/kafka/kafkajs-partition-source';
 import { committedOffsets } from '@switchyard/platform/exactly-once/partition-transactions';
@@ -87,11 +87,9 @@ runMain('delivery', async () => {
   ]);
   let stopping = false;
   const parts = await startTaskRunner(runtime, clients, config, () => stopping);
-  const { delivery, groupId } = await deliveryConsumer(runtime, clients, config, parts);
-  // kafkajs rejoins a rebalancing group at once; delivery first commits what it finished.
-  const unhook = beforeRejoining(groupId, () => delivery.handOver());
+  const delivery = await deliveryConsumer(runtime, clients, config, parts);
   // Registered after the consumer's disconnect, so it runs before it: stop reading, drain, commit.
-  runtime.lifecycle.onShutdown('delivery', async () => { unhook(); await delivery.stop(); stopping = true; });
+  runtime.lifecycle.onShutdown('delivery', async () => { await delivery.stop(); stopping = true; });
   await delivery.start();
 });
 
@@ -136,8 +134,8 @@ async function startTaskRunner(runtime: ServiceRuntime, clients: PipelineClients
   return { runner, batcher, metrics, stopping };
 }
 
-/** The consumer group over the delivery topic and the retry tiers (DELIVERY_READS), and its group id. */
-async function deliveryConsumer(runtime: ServiceRuntime, clients: PipelineClients, config: DeliveryConfig, { runner, batcher, metrics, stopping }: RunnerParts): Promise<{ delivery: DeliveryConsumer; groupId: string }> {
+/** The consumer group over the delivery topic and the retry tiers (DELIVERY_READS). */
+async function deliveryConsumer(runtime: ServiceRuntime, clients: PipelineClients, config: DeliveryConfig, { runner, batcher, metrics, stopping }: RunnerParts): Promise<DeliveryConsumer> {
   const { kafka, codec, topics } = clients;
   // Short sessions: a replacement takes over a crashed instance's partitions within seconds.
   // Fetches return as soon as records exist (STAGE_FETCH): a task is dispatched as soon as it is
@@ -149,10 +147,10 @@ async function deliveryConsumer(runtime: ServiceRuntime, clients: PipelineClient
   // seeks its partition back, and kafkajs decodes every record of a fetch whether it is used or not.
   // With 1 MB a busy destination's drain decoded ten records for each one sent; a fetch is a round
   // trip of a millisecond, so small ones cost no throughput.
-  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, ...STAGE_FETCH, maxWaitTimeInMs: DELIVERY_FETCH_WAIT_MS, maxBytesPerPartition: DELIVERY_FETCH_BYTES_PER_PARTITION }, runtime.logger);
-  await connectClient(runtime.lifecycle, 'consumer', consumer);
-  trackGroupMembership(runtime.lifecycle, consumer);
-  consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
+  const client = kafkajsConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, ...STAGE_FETCH, maxWaitTimeInMs: DELIVERY_FETCH_WAIT_MS, maxBytesPerPartition: DELIVERY_FETCH_BYTES_PER_PARTITION }, runtime.logger);
+  await connectClient(runtime.lifecycle, 'consumer', client);
+  trackGroupMembership(runtime.lifecycle, client);
+  client.on('crashed', (err, restart) => runtime.logger.error({ err, restart }, 'consumer crashed'));
   const admin = kafka.admin();
   await connectClient(runtime.lifecycle, 'offsets-admin', admin);
   // Deferred ranges are read back straight from the partition leaders: of the delivery topic (ranges
@@ -161,7 +159,7 @@ async function deliveryConsumer(runtime: ServiceRuntime, clients: PipelineClient
   runtime.lifecycle.onShutdown('range-readers', () => Promise.all([...rangeSources.values()].map((source) => source.close())).then(() => undefined));
   const delivery = new DeliveryConsumer({
     groupOffsets: (topics) => committedOffsets(admin, groupId, topics),
-    consumer, codec, runner, metrics, logger: runtime.logger, clock: Date.now,
+    client, codec, runner, metrics, logger: runtime.logger, clock: Date.now,
     topics: config.DELIVERY_READS === 'main' ? [topics.delivery] : config.DELIVERY_READS === 'retries' ? tierTopics : [topics.delivery, ...tierTopics],
     deliveryTopic: topics.delivery,
     // Every delivery partition counts for the rate limit shares, read here or by the other group.
@@ -189,5 +187,5 @@ async function deliveryConsumer(runtime: ServiceRuntime, clients: PipelineClient
       await batcher.submit([{ topic: topics.invalidEvents, key: null, value: codec.encode('io.switchyard.pipeline.InvalidEvent', record) }]).acked;
     },
   });
-  return { delivery, groupId };
+  return delivery;
 }

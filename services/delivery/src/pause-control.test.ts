@@ -5,7 +5,7 @@ import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { KeyedLimiter } from './in-flight-limits.js';
 import { DEFERRALS, PauseControl } from './pause-control.js';
 import { StallDetector } from './stall-detector.js';
-import { asConsumer, batchOf, deliveryOver, FakeConsumer, testMetrics, TOPIC } from './test-support/fake-consumer.js';
+import { batchOf, deliveryOver, FakeConsumer, testMetrics, TOPIC } from './test-support/fake-consumer.js';
 import type { TaskRunner } from './task-runner.js';
 
 describe('DeliveryConsumer and a starved event loop', () => {
@@ -54,7 +54,7 @@ describe('PauseControl', () => {
     const stalls = new StallDetector();
     const perDestination = new KeyedLimiter(1);
     let stopping = false;
-    const control = new PauseControl({ consumer: asConsumer(consumer), metrics, clock: Date.now, stalls, perDestination, maxWaitingPerDestination: 4, stopping: () => stopping });
+    const control = new PauseControl({ consumer, metrics, clock: Date.now, stalls, perDestination, maxWaitingPerDestination: 4, stopping: () => stopping });
     return { consumer, metrics, stalls, perDestination, control, stop: () => { stopping = true; } };
   }
   const p = (partition: number) => [{ topic: TOPIC, partitions: [partition] }];

@@ -1,4 +1,4 @@
-import type { Consumer } from '@switchyard/platform/kafka/client';
+import type { ConsumerClient } from '@switchyard/platform/consuming/consumer-client';
 import type { DeliveryMetrics } from './delivery-metrics.js';
 import type { KeyedLimiter } from './in-flight-limits.js';
 import type { StallDetector } from './stall-detector.js';
@@ -7,7 +7,7 @@ import type { StallDetector } from './stall-detector.js';
 export const DEFERRALS = '';
 
 export interface PauseControlOptions {
-  consumer: Pick<Consumer, 'pause' | 'seek' | 'resume' | 'paused'>;
+  consumer: Pick<ConsumerClient, 'pause' | 'seek' | 'resume' | 'paused'>;
   metrics: Pick<DeliveryMetrics, 'waiting'>;
   clock: () => number;
   /** Which destinations have stopped answering (a full one of those has its overflow deferred). */

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
-import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
 import { createLogger } from '@switchyard/platform/logger';
 import { Registry } from '@switchyard/platform/metrics';
 import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
@@ -17,7 +16,7 @@ import { RateLimits } from './rate-limits.js';
 import { RangeTasks } from './range-tasks.js';
 import { StallDetector } from './stall-detector.js';
 import { TaskSlots } from './task-slots.js';
-import { asConsumer, deliveryOver, FakeConsumer, silentLogger, testMetrics, TOPIC } from './test-support/fake-consumer.js';
+import { deliveryOver, FakeConsumer, silentLogger, testMetrics, recordsOf, TOPIC } from './test-support/fake-consumer.js';
 import type { TaskRunner } from './task-runner.js';
 
 /**
@@ -36,10 +35,7 @@ const rangeCodec = {
 
 describe('DeliveryConsumer deferred ranges', () => {
   const codec = rangeCodec;
-  const batch = (topic: string, values: string[], first = 5) => ({
-    batch: { topic, partition: 0, messages: values.map((v, i) => ({ offset: String(first + i), value: Buffer.from(v) })), offsetLag: () => '0' },
-    resolveOffset: () => undefined, heartbeat: async () => undefined, isRunning: () => true, isStale: () => false,
-  } as unknown as EachBatchPayload);
+  const batch = (topic: string, values: string[], first = 5) => recordsOf(topic, 0, values.map((v, i) => ({ offset: String(first + i), value: Buffer.from(v) })));
 
   it("a refusing destination's tasks of a batch become one range; the others are sent; offsets move once the range is written", async () => {
     const consumer = new FakeConsumer();
@@ -69,7 +65,7 @@ describe('DeliveryConsumer deferred ranges', () => {
     const consumer = new FakeConsumer();
     const read: Array<[number, bigint, bigint]> = [];
     const delivery = new DeliveryConsumer({
-      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, 'tier-1'], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
+      client: consumer, codec, runner, topics: [TOPIC, 'tier-1'], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
       logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
       setAside: async () => undefined, ...(holdMs === undefined ? {} : { holdMs }),
       readRange: async (_topic, partition, from, to) => {
@@ -172,17 +168,14 @@ describe('DeliveryConsumer: a range run and its hold on the tier partition', () 
       deferRangeRest: async (topic: string, rest: { fromOffset: number; tasks: number }) => { rests.push([topic, { fromOffset: rest.fromOffset, tasks: rest.tasks }]); },
     } as unknown as TaskRunner;
     const delivery = new DeliveryConsumer({
-      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, TIER], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
-      logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 1, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
+      client: consumer, codec, runner, topics: [TOPIC, TIER], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
+      logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 1, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20, handOverMs: 30,
       setAside: async () => undefined,
       readRange: async () => ['hung:5', 'ok:6', 'hung:8'].map((v, i) => ({ offset: String([5, 6, 8][i]), key: Buffer.from(`${v.split(':')[0]}:u`), value: Buffer.from(v) })),
     });
     await delivery.start();
     consumer.join('member-1', { [TIER]: [0] });
-    await consumer.eachBatch!({
-      batch: { topic: TIER, partition: 0, messages: [{ offset: '40', value: Buffer.from('range:x') }], offsetLag: () => '0' },
-      resolveOffset: () => undefined, heartbeat: async () => undefined, isRunning: () => true, isStale: () => false,
-    } as unknown as EachBatchPayload);
+    await consumer.eachBatch!(recordsOf(TIER, 0, [{ offset: '40', value: Buffer.from('range:x') }]));
     await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(sent, ['m5:hung'], 'the second task waits for the one slot');
     const answer = async () => { answers.shift()!(); await new Promise((r) => setTimeout(r, 60)); };
@@ -192,7 +185,7 @@ describe('DeliveryConsumer: a range run and its hold on the tier partition', () 
 
   it('the group rebalances and the tier partition goes to another member: the run stops, the range record stays uncommitted for its next owner', async () => {
     const { consumer, delivery, sent, answer } = await rangeRunning();
-    const handOver = delivery.handOver(30);
+    const handOver = consumer.rebalance();
     await answer();
     assert.deepEqual(sent, ['m5:hung'], 'nothing new while the group rebalances');
     await handOver;
@@ -204,7 +197,7 @@ describe('DeliveryConsumer: a range run and its hold on the tier partition', () 
 
   it('the group rebalances and this member keeps the tier partition: the run goes on and the range is committed', async () => {
     const { consumer, delivery, sent, answer } = await rangeRunning();
-    const handOver = delivery.handOver(30);
+    const handOver = consumer.rebalance();
     await answer();
     await handOver;
     consumer.join('member-1', { [TIER]: [0] });
@@ -235,9 +228,9 @@ describe('RangeReplay', () => {
     const stopping = () => false;
     const slots = new TaskSlots({ maxInFlight: 2, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, stopping });
     const stalls = new StallDetector();
-    const pauses = new PauseControl({ consumer: asConsumer(consumer), metrics, clock: Date.now, stalls, perDestination: slots.perDestination, maxWaitingPerDestination: 10, stopping });
-    const commits = new CommitScheduler({ consumer: { commit: (list) => asConsumer(consumer).commitOffsets([...list]) }, offsets, commitIntervalMs: 0, logger, clock: Date.now, stopping });
-    const group = new GroupAssignment({ consumer: asConsumer(consumer), offsets, logger, clock: Date.now, stopping });
+    const pauses = new PauseControl({ consumer, metrics, clock: Date.now, stalls, perDestination: slots.perDestination, maxWaitingPerDestination: 10, stopping });
+    const commits = new CommitScheduler({ consumer, offsets, commitIntervalMs: 0, logger, clock: Date.now, stopping });
+    const group = new GroupAssignment({ consumer, offsets, logger, clock: Date.now, stopping });
     group.assign('member-1', { [TOPIC]: [0, 1], 'tier-1': [0] });
     const rangeTasks = new RangeTasks({ codec: rangeCodec, logger, setAside: async () => undefined, registryUnavailable: () => undefined, stopping });
     const runInSlots = async (task: DeliveryTask) => { await runner.run(task); slots.finished(); return true; };

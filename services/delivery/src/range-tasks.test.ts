@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
-import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
 import { RegistryUnavailableError } from '@switchyard/platform/errors';
 import { createLogger } from '@switchyard/platform/logger';
 import { Registry } from '@switchyard/platform/metrics';
@@ -9,7 +8,7 @@ import type { DeliveryTask } from '@switchyard/platform/schemas/generated';
 import { DeliveryConsumer } from './delivery-consumer.js';
 import { deliveryMetrics } from './delivery-metrics.js';
 import { RangeTasks } from './range-tasks.js';
-import { FakeConsumer, silentLogger, TOPIC } from './test-support/fake-consumer.js';
+import { FakeConsumer, silentLogger, recordsOf, TOPIC } from './test-support/fake-consumer.js';
 import type { TaskRunner } from './task-runner.js';
 
 describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest records)', () => {
@@ -39,7 +38,7 @@ describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest re
     const read: Array<[string, number, bigint, bigint]> = [];
     const setAside: Array<[string, number, string, string]> = [];
     const delivery = new DeliveryConsumer({
-      consumer: consumer as unknown as Consumer, codec, runner, topics: [TOPIC, TIER], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
+      client: consumer, codec, runner, topics: [TOPIC, TIER], deliveryTopic: TOPIC, metrics: deliveryMetrics(new Registry(), { retryTiers: 1 }),
       logger: createLogger({ service: 'test', level: 'silent' }), clock: Date.now, maxInFlight: 10, maxInFlightPerDestination: 10, maxWaitingPerDestination: 10, commitIntervalMs: 20,
       setAside: async (_value, topic, partition, offset, reason) => { setAside.push([topic, partition, offset, reason]); },
       readRange: async (topic, partition, from, to) => {
@@ -49,10 +48,7 @@ describe('DeliveryConsumer: a range fan-out held (tasks built from the ingest re
     });
     await delivery.start();
     consumer.join('member-1', { [TIER]: [0] });
-    await consumer.eachBatch!({
-      batch: { topic: TIER, partition: 0, messages: [{ offset: '40', value: Buffer.from('held') }], offsetLag: () => '0' },
-      resolveOffset: () => undefined, heartbeat: async () => undefined, isRunning: () => true, isStale: () => false,
-    } as unknown as EachBatchPayload);
+    await consumer.eachBatch!(recordsOf(TIER, 0, [{ offset: '40', value: Buffer.from('held') }]));
     await new Promise((r) => setTimeout(r, 30));
     return { consumer, read, setAside };
   }

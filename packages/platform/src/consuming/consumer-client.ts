@@ -81,6 +81,7 @@ export interface ConsumerClientEvents {
  */
 export interface ConsumerClient {
   readonly groupId: string;
+  /** Connecting again while connected (or connecting) is answered by the same connect. */
   connect(): Promise<void>;
   /** Where a partition the group has no offset for starts: its first record or its end. */
   subscribe(topics: readonly string[], from: 'earliest' | 'latest'): Promise<void>;

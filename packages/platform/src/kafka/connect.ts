@@ -1,4 +1,5 @@
 import type { Admin, Consumer, Producer } from '../kafkajs/index.js';
+import type { ConsumerClient } from '../consuming/consumer-client.js';
 import type { Lifecycle } from '../lifecycle.js';
 import { failureWatch } from './failure-watch.js';
 
@@ -35,8 +36,8 @@ export async function connectClient(lifecycle: Lifecycle, name: string, client: 
  * A consumer is ready once it has joined its group (until then it processes nothing); a crash makes
  * it unready until kafkajs has restarted it and it joined again.
  */
-export function trackGroupMembership(lifecycle: Lifecycle, consumer: Consumer, name = 'consumer-group'): void {
+export function trackGroupMembership(lifecycle: Lifecycle, consumer: Pick<ConsumerClient, 'on'>, name = 'consumer-group'): void {
   lifecycle.readiness.set(name, false);
-  consumer.on(consumer.events.GROUP_JOIN, () => lifecycle.readiness.set(name, true));
-  consumer.on(consumer.events.CRASH, () => lifecycle.readiness.set(name, false));
+  consumer.on('assigned', () => lifecycle.readiness.set(name, true));
+  consumer.on('crashed', () => lifecycle.readiness.set(name, false));
 }

@@ -28,9 +28,15 @@ export function kafkajsConsumer(kafka: Kafka, settings: ConsumerSettings, logger
 }
 
 class KafkajsConsumerClient implements ConsumerClient {
+  /** The connect under way or made: a service connects first (for its readiness), the runner again. */
+  private connecting: Promise<void> | undefined;
+
   constructor(private readonly consumer: Consumer, readonly groupId: string) {}
 
-  connect(): Promise<void> { return this.consumer.connect(); }
+  connect(): Promise<void> {
+    this.connecting ??= this.consumer.connect().catch((err: unknown) => { this.connecting = undefined; throw err; });
+    return this.connecting;
+  }
 
   async subscribe(topics: readonly string[], from: 'earliest' | 'latest'): Promise<void> {
     for (const topic of topics) await this.consumer.subscribe({ topic, fromBeginning: from === 'earliest' });
@@ -90,5 +96,8 @@ class KafkajsConsumerClient implements ConsumerClient {
 
   beforeRejoining(hook: () => Promise<void>): () => void { return beforeRejoining(this.groupId, hook); }
   stop(): Promise<void> { return this.consumer.stop(); }
-  disconnect(): Promise<void> { return this.consumer.disconnect(); }
+  disconnect(): Promise<void> {
+    this.connecting = undefined;
+    return this.consumer.disconnect();
+  }
 }
