@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
 import { createConsumer } from '@switchyard/platform/kafka/client';
 import { groupIds } from '@switchyard/platform/kafka/groups';
-import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
+import { connectClient } from '@switchyard/platform/kafka/connect';
 import { connectPipeline, startConfigView, startPartitionTransactions } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { audienceMetrics } from './audience-metrics.js';
@@ -58,7 +58,10 @@ runMain('audiences', async () => {
   processor.markKnownAudiences();
 
   await connectClient(runtime.lifecycle, 'consumer', consumer);
-  trackGroupMembership(runtime.lifecycle, consumer);
+  // Ready once in the group; a crash makes it unready until kafkajs restarted it and it joined again.
+  runtime.lifecycle.readiness.set('consumer-group', false);
+  consumer.on(consumer.events.GROUP_JOIN, () => runtime.lifecycle.readiness.set('consumer-group', true));
+  consumer.on(consumer.events.CRASH, () => runtime.lifecycle.readiness.set('consumer-group', false));
   view.on('change', () => void processor.backfillNewAudiences().catch((err: unknown) => runtime.logger.error({ err }, 'backfill failed')));
   const timer = setInterval(() => void processor.sync().catch((err: unknown) => runtime.logger.error({ err }, 'sync failed')), config.AUDIENCES_SYNC_INTERVAL);
   runtime.lifecycle.onShutdown('sync-timer', () => clearInterval(timer));
