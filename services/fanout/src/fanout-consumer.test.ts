@@ -263,7 +263,7 @@ describe('runFanout: a transaction that fails', () => {
     assert.equal(broker.aborted, 1);
     assert.deepEqual(usage, [], 'usage counts only what committed');
     assert.equal(await count(metrics.tasks, { destination: 'dst-a' }), 0);
-    // kafkajs hands the same records again: nothing moved the partition's position.
+    // The client hands the same records again: nothing moved the partition's position.
     await deliver(client, 0, batch);
     assert.equal(broker.committed.length, 1);
     const tasks = await decoded(broker.records(topics.delivery), 'io.switchyard.pipeline.DeliveryTask');
