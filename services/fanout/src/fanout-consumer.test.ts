@@ -1,9 +1,12 @@
-// runFanout driven like a Kafka Streams topology test: ingest records in through a fake consumer,
+// runFanout driven like a Kafka Streams topology test: ingest records in through the platform's fake
+// consumer client (the test plays its fetch loop),
 // the real PartitionTransactions and PositionLog over an in-memory transactional broker, the real
 // Avro codec over an in-memory registry; assertions on what the committed transactions wrote.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AvroRecordTypes, AvroSchemaName } from '@switchyard/platform/codec/avro-codec';
+import type { RecordBatch } from '@switchyard/platform/consuming/consumer-client';
+import { FakeConsumerClient } from '@switchyard/platform/consuming/test-support/fake-consumer-client';
 import { frame } from '@switchyard/platform/codec/wire-format';
 import { ConfigState } from '@switchyard/platform/config-view/config-state';
 import { DestinationStates, REFUSING_FRESH_MS } from '@switchyard/platform/holds/destination-states';
@@ -15,11 +18,10 @@ import { createLogger } from '@switchyard/platform/logger';
 import { Registry, type Counter } from '@switchyard/platform/metrics';
 import type { FilterReason as UsageReason, UsageOutcome } from '@switchyard/platform/usage/usage-tally';
 import type { Track } from '@switchyard/platform/schemas/generated';
-import { runFanout } from './fanout-consumer.js';
+import { fanoutRunner, runFanout } from './fanout-consumer.js';
 import type { FilterReason } from './fanout-decision.js';
 import { fanoutMetrics } from './fanout-metrics.js';
 import { taskPartition } from './task-partitions.js';
-import { FakeConsumer, type InputRecord } from './test-support/fake-consumer.js';
 import { FakeTransactionBroker, type WrittenRecord } from './test-support/fake-transactions.js';
 import { offlineCodec } from './test-support/offline-codec.js';
 
@@ -60,9 +62,34 @@ const ingest = (offset: number, event: Track, { direct = false } = {}): InputRec
 
 type Usage = { sourceId: string; outcome: UsageOutcome; reason?: UsageReason };
 
-/** One fan-out instance over `broker`: the consumer joined to ingest partitions 0 and 1 unless told otherwise. */
+/** One ingest record as the client hands it over: where it sits, its value and its headers. */
+interface InputRecord {
+  offset: number;
+  value: Buffer | null;
+  headers?: Readonly<Record<string, string>>;
+}
+
+/**
+ * One fetched batch of an ingest partition, handed to the runner as the client's fetch loop would:
+ * resolves once the handler did, rejects as it did. `stale`: no longer this member's.
+ */
+async function deliver(client: FakeConsumerClient, partition: number, records: InputRecord[], { highWatermark, stale = false }: { highWatermark?: number; stale?: boolean } = {}): Promise<{ heartbeats: number }> {
+  const handler = client.run_?.eachBatch;
+  if (!handler) throw new Error('run() was not called');
+  const last = String(records.at(-1)?.offset ?? -1);
+  const messages = records.map((r) => ({ offset: String(r.offset), key: null, value: r.value, headers: { ...r.headers }, timestamp: '0' }));
+  const batch: RecordBatch = { topic: topics.ingest, partition, messages, highWatermark: String(highWatermark ?? Number(last) + 1), lastOffset: () => last, offsetLag: () => '0' };
+  let heartbeats = 0;
+  await handler(batch, { current: () => !stale, heartbeat: async () => { heartbeats++; }, resolveOffset: () => undefined });
+  return { heartbeats };
+}
+
+/** The group assigns this member ingest `partitions`. */
+const join = (client: FakeConsumerClient, partitions: number[]) => client.assign('member-1', { [topics.ingest]: partitions });
+
+/** One fan-out instance over `broker`: its client joined to ingest partitions 0 and 1 unless told otherwise. */
 async function fanoutOver(broker: FakeTransactionBroker, { partitions = [0, 1], holds, recordTrace = true, limitB = null }: { partitions?: number[]; holds?: DestinationStates; recordTrace?: boolean; limitB?: number | null } = {}) {
-  const consumer = new FakeConsumer(topics.ingest);
+  const client = new FakeConsumerClient(`${PREFIX}fanout`);
   const metrics = fanoutMetrics(new Registry());
   const usage: Usage[] = [];
   const transactions = new PartitionTransactions({
@@ -74,13 +101,13 @@ async function fanoutOver(broker: FakeTransactionBroker, { partitions = [0, 1], 
       groupOffsets: { note: () => undefined, retain: () => undefined },
     },
   });
-  await runFanout({
-    consumer: consumer.asConsumer, transactions, codec, config: configuration(limitB), topics, metrics, logger, clock: () => NOW, recordTrace, layout: LAYOUT,
+  await runFanout(fanoutRunner(client, { transactions, topics, logger }), {
+    transactions, codec, config: configuration(limitB), topics, metrics, logger, clock: () => NOW, recordTrace, layout: LAYOUT,
     countUsage: (sourceId, _receivedAt, outcome, n, reason) => { for (let i = 0; i < n; i++) usage.push({ sourceId, outcome, ...(reason ? { reason } : {}) }); },
     ...(holds ? { holds: { states: holds, policy: { tiersMs: [TIER_MS], deadlineMs: 3_600_000 } } } : {}),
   });
-  consumer.join(partitions);
-  return { consumer, metrics, usage };
+  join(client, partitions);
+  return { client, metrics, usage };
 }
 
 /** The values of written records, each checked to be a `name`. */
@@ -107,10 +134,21 @@ async function positions(broker: FakeTransactionBroker, p: number): Promise<numb
 }
 
 describe('runFanout: one ingest batch, one transaction', () => {
+  it('reads ingest from its first record (where the group has no offset), a fetch\'s partitions side by side, and commits nothing outside its transactions', async () => {
+    const broker = new FakeTransactionBroker();
+    const { client } = await fanoutOver(broker);
+    assert.deepEqual(client.subscribed, { topics: [topics.ingest], from: 'earliest' });
+    assert.equal(client.run_?.partitionsAtOnce, 64);
+    await deliver(client, 0, [ingest(0, track())]);
+    await client.rebalance();
+    assert.equal(broker.committed.length, 1);
+    assert.deepEqual(client.commits, [], 'the position log holds the position; the group\'s offsets follow elsewhere');
+  });
+
   it('one task per enabled destination the filters let through, each in the delivery partition task-partitions.ts gives it', async () => {
     const broker = new FakeTransactionBroker();
-    const { consumer, metrics } = await fanoutOver(broker);
-    await consumer.deliver(1, [ingest(0, track({ messageId: 'm-1', userId: 'u-1' })), ingest(1, track({ messageId: 'm-2', userId: 'u-2' }))]);
+    const { client, metrics } = await fanoutOver(broker);
+    await deliver(client, 1, [ingest(0, track({ messageId: 'm-1', userId: 'u-1' })), ingest(1, track({ messageId: 'm-2', userId: 'u-2' }))]);
     const written = broker.records(topics.delivery);
     const tasks = await decoded(written, 'io.switchyard.pipeline.DeliveryTask');
     assert.deepEqual(tasks.map((t) => t.taskId).sort(), ['m-1:dst-a', 'm-1:dst-b', 'm-2:dst-a', 'm-2:dst-b'], 'none for the disabled dst-off');
@@ -125,8 +163,8 @@ describe('runFanout: one ingest batch, one transaction', () => {
 
   it('the tasks, the batch\'s one trace record and the partition\'s next position commit together, under the partition\'s transactional id', async () => {
     const broker = new FakeTransactionBroker();
-    const { consumer, metrics } = await fanoutOver(broker);
-    const { heartbeats } = await consumer.deliver(1, [ingest(4, track({ messageId: 'm-4' })), ingest(5, track({ messageId: 'm-5' })), ingest(6, track({ messageId: 'm-6' }))], { highWatermark: 10 });
+    const { client, metrics } = await fanoutOver(broker);
+    const { heartbeats } = await deliver(client, 1, [ingest(4, track({ messageId: 'm-4' })), ingest(5, track({ messageId: 'm-5' })), ingest(6, track({ messageId: 'm-6' }))], { highWatermark: 10 });
     assert.equal(broker.committed.length, 1);
     const [txn] = broker.committed;
     assert.equal(txn!.id, `${PREFIX}fanout-p1`);
@@ -142,8 +180,8 @@ describe('runFanout: one ingest batch, one transaction', () => {
 
   it('a destination whose filter keeps the event gets no task; the event counts as filtered once, in metrics and usage', async () => {
     const broker = new FakeTransactionBroker();
-    const { consumer, metrics, usage } = await fanoutOver(broker);
-    await consumer.deliver(0, [ingest(0, track({ event: 'Signed Up' }))]);
+    const { client, metrics, usage } = await fanoutOver(broker);
+    await deliver(client, 0, [ingest(0, track({ event: 'Signed Up' }))]);
     const tasks = await decoded(broker.records(topics.delivery), 'io.switchyard.pipeline.DeliveryTask');
     assert.deepEqual(tasks.map((t) => t.destinationId), ['dst-a']);
     const [trace] = await decoded(broker.records(topics.deliveryAttempts), 'io.switchyard.pipeline.TraceRecords');
@@ -154,14 +192,14 @@ describe('runFanout: one ingest batch, one transaction', () => {
 
   it('events kept from every destination write no task, count by reason, and still move the position', async () => {
     const broker = new FakeTransactionBroker();
-    const { consumer, metrics, usage } = await fanoutOver(broker);
+    const { client, metrics, usage } = await fanoutOver(broker);
     const cases: Array<[Partial<Track>, FilterReason]> = [
       [{ integrations: '{"Webhooks":false}' }, 'integrations'],
       [{ sourceId: 'quiet' }, 'no_destination'],
       [{ sourceId: 'nope' }, 'source_unknown'],
       [{ sourceId: 'off' }, 'source_disabled'],
     ];
-    await consumer.deliver(0, cases.map(([over], i) => ingest(i, track({ messageId: `m-${i}`, ...over }))));
+    await deliver(client, 0, cases.map(([over], i) => ingest(i, track({ messageId: `m-${i}`, ...over }))));
     assert.deepEqual(broker.records(topics.delivery), []);
     for (const [, reason] of cases) assert.equal(await count(metrics.filtered, { reason }), 1, reason);
     assert.deepEqual(usage, [{ sourceId: 'src', outcome: 'filtered', reason: 'integrations' }], 'integrations count in usage; an unknown or disabled source counts nowhere');
@@ -170,8 +208,8 @@ describe('runFanout: one ingest batch, one transaction', () => {
 
   it('with traces off, the transaction holds the tasks and the position only', async () => {
     const broker = new FakeTransactionBroker();
-    const { consumer } = await fanoutOver(broker, { recordTrace: false });
-    await consumer.deliver(0, [ingest(0, track())]);
+    const { client } = await fanoutOver(broker, { recordTrace: false });
+    await deliver(client, 0, [ingest(0, track())]);
     assert.deepEqual(broker.committed[0]!.records.map((r) => r.topic).sort(), [topics.delivery, topics.delivery, topics.fanoutPositions]);
   });
 });
@@ -179,9 +217,9 @@ describe('runFanout: one ingest batch, one transaction', () => {
 describe('runFanout: records that cannot be fanned out go to invalid-events, in the batch\'s transaction', () => {
   it('an undecodable record, an unknown schema id, a direct record breaking a call rule and a record that is no event: each with its reason and where it was read', async () => {
     const broker = new FakeTransactionBroker();
-    const { consumer, metrics, usage } = await fanoutOver(broker);
+    const { client, metrics, usage } = await fanoutOver(broker);
     const body = codec.encode('io.switchyard.event.Track', track()).subarray(5);
-    await consumer.deliver(0, [
+    await deliver(client, 0, [
       { offset: 10, value: Buffer.from('not a Confluent frame'), headers: originHeaders.ingest },
       { offset: 11, value: frame(4242, body), headers: originHeaders.ingest },
       ingest(12, track({ messageId: 'm-direct', userId: null, anonymousId: null }), { direct: true }),
@@ -207,8 +245,8 @@ describe('runFanout: records that cannot be fanned out go to invalid-events, in 
 
   it('a direct record that keeps the call rules gets its tasks and counts as an accepted call', async () => {
     const broker = new FakeTransactionBroker();
-    const { consumer, usage } = await fanoutOver(broker);
-    await consumer.deliver(0, [ingest(0, track(), { direct: true })]);
+    const { client, usage } = await fanoutOver(broker);
+    await deliver(client, 0, [ingest(0, track(), { direct: true })]);
     assert.equal(broker.records(topics.delivery).length, 2);
     assert.deepEqual(usage, [{ sourceId: 'src', outcome: 'accepted' }]);
   });
@@ -217,16 +255,16 @@ describe('runFanout: records that cannot be fanned out go to invalid-events, in 
 describe('runFanout: a transaction that fails', () => {
   it('writes nothing and counts nothing; the batch handed again is fenced in anew and written once, with its position', async () => {
     const broker = new FakeTransactionBroker();
-    const { consumer, metrics, usage } = await fanoutOver(broker, { partitions: [0] });
+    const { client, metrics, usage } = await fanoutOver(broker, { partitions: [0] });
     const batch = [ingest(0, track({ messageId: 'm-0' })), ingest(1, track({ messageId: 'm-1', event: 'Signed Up' }))];
     broker.failNextCommit(new Error('the transaction coordinator went away'));
-    await assert.rejects(consumer.deliver(0, batch), /coordinator went away/);
+    await assert.rejects(deliver(client, 0, batch), /coordinator went away/);
     assert.deepEqual(broker.committed, [], 'no task, no trace, no position');
     assert.equal(broker.aborted, 1);
     assert.deepEqual(usage, [], 'usage counts only what committed');
     assert.equal(await count(metrics.tasks, { destination: 'dst-a' }), 0);
-    // kafkajs hands the same records again: nothing moved the partition's position.
-    await consumer.deliver(0, batch);
+    // The client hands the same records again: nothing moved the partition's position.
+    await deliver(client, 0, batch);
     assert.equal(broker.committed.length, 1);
     const tasks = await decoded(broker.records(topics.delivery), 'io.switchyard.pipeline.DeliveryTask');
     assert.deepEqual(tasks.map((t) => t.taskId), ['m-0:dst-a', 'm-0:dst-b', 'm-1:dst-a']);
@@ -241,12 +279,12 @@ describe('runFanout: a transaction that fails', () => {
     const broker = new FakeTransactionBroker();
     const first = await fanoutOver(broker, { partitions: [0] });
     const events = [0, 1, 2, 3].map((i) => ingest(i, track({ messageId: `m-${i}` })));
-    await first.consumer.deliver(0, events.slice(0, 2));
+    await deliver(first.client, 0, events.slice(0, 2));
     const second = await fanoutOver(broker, { partitions: [0] }); // the group moved partition 0 while the first was paused
-    await assert.rejects(first.consumer.deliver(0, events.slice(2)), /fenced/);
+    await assert.rejects(deliver(first.client, 0, events.slice(2)), /fenced/);
     assert.equal(broker.committed.length, 1, 'the paused instance wrote nothing more');
-    // The new owner's consumer read the group's (trailing) offset: it fetches from the start again.
-    await second.consumer.deliver(0, events);
+    // The new owner's client read the group's (trailing) offset: it fetches from the start again.
+    await deliver(second.client, 0, events);
     assert.equal(await count(second.metrics.skipped), 2);
     const tasks = await decoded(broker.records(topics.delivery), 'io.switchyard.pipeline.DeliveryTask');
     assert.deepEqual(tasks.map((t) => t.taskId).sort(), events.flatMap((_, i) => [`m-${i}:dst-a`, `m-${i}:dst-b`]), 'every task exactly once');
@@ -255,15 +293,15 @@ describe('runFanout: a transaction that fails', () => {
 
   it('partitions run side by side, each in its own transaction: one failing leaves the other committed, and a partition keeps its producer from batch to batch', async () => {
     const broker = new FakeTransactionBroker();
-    const { consumer } = await fanoutOver(broker);
+    const { client } = await fanoutOver(broker);
     broker.failNextCommit(new Error('not the leader'), `${PREFIX}fanout-p0`);
     const [zero, one] = await Promise.allSettled([
-      consumer.deliver(0, [ingest(0, track({ messageId: 'm-p0' }))]),
-      consumer.deliver(1, [ingest(0, track({ messageId: 'm-p1' }))]),
+      deliver(client, 0, [ingest(0, track({ messageId: 'm-p0' }))]),
+      deliver(client, 1, [ingest(0, track({ messageId: 'm-p1' }))]),
     ]);
     assert.equal(zero.status, 'rejected');
     assert.equal(one.status, 'fulfilled');
-    await consumer.deliver(1, [ingest(1, track({ messageId: 'm-p1-next' }))]);
+    await deliver(client, 1, [ingest(1, track({ messageId: 'm-p1-next' }))]);
     assert.deepEqual(broker.committed.map((t) => t.id), [`${PREFIX}fanout-p1`, `${PREFIX}fanout-p1`]);
     assert.deepEqual(await positions(broker, 1), [1, 2]);
     assert.deepEqual(await positions(broker, 0), []);
@@ -272,10 +310,10 @@ describe('runFanout: a transaction that fails', () => {
 
   it('a batch fetched for a partition since assigned elsewhere, or stale, is left alone', async () => {
     const broker = new FakeTransactionBroker();
-    const { consumer } = await fanoutOver(broker);
-    await consumer.deliver(1, [ingest(0, track())], { stale: true });
-    consumer.join([1]);
-    await consumer.deliver(0, [ingest(0, track())]);
+    const { client } = await fanoutOver(broker);
+    await deliver(client, 1, [ingest(0, track())], { stale: true });
+    join(client, [1]);
+    await deliver(client, 0, [ingest(0, track())]);
     assert.deepEqual(broker.committed, []);
   });
 });
@@ -289,8 +327,8 @@ describe('runFanout: destinations delivery reports refusing', () => {
 
   it('their tasks are held as one range record in the first retry tier, in the same transaction; other destinations get their tasks', async () => {
     const broker = new FakeTransactionBroker();
-    const { consumer, metrics } = await fanoutOver(broker, { holds: refusing(NOW - 1000) });
-    await consumer.deliver(0, [5, 6, 7].map((o) => ingest(o, track({ messageId: `m-${o}` }))));
+    const { client, metrics } = await fanoutOver(broker, { holds: refusing(NOW - 1000) });
+    await deliver(client, 0, [5, 6, 7].map((o) => ingest(o, track({ messageId: `m-${o}` }))));
     assert.equal(broker.committed.length, 1);
     const tasks = await decoded(broker.records(topics.delivery), 'io.switchyard.pipeline.DeliveryTask');
     assert.deepEqual(tasks.map((t) => t.taskId), ['m-5:dst-a', 'm-6:dst-a', 'm-7:dst-a']);
@@ -309,8 +347,8 @@ describe('runFanout: destinations delivery reports refusing', () => {
 
   it('over its rate limit: held as a range of attempt 0 in the first tier (no attempt, no deadline, no deferral trace)', async () => {
     const broker = new FakeTransactionBroker();
-    const { consumer, metrics } = await fanoutOver(broker, { holds: refusing(NOW - 1000, 'rate_limited'), limitB: 50 });
-    await consumer.deliver(0, [5, 6].map((o) => ingest(o, track({ messageId: `m-${o}` }))));
+    const { client, metrics } = await fanoutOver(broker, { holds: refusing(NOW - 1000, 'rate_limited'), limitB: 50 });
+    await deliver(client, 0, [5, 6].map((o) => ingest(o, track({ messageId: `m-${o}` }))));
     const tasks = await decoded(broker.records(topics.delivery), 'io.switchyard.pipeline.DeliveryTask');
     assert.deepEqual(tasks.map((t) => t.taskId), ['m-5:dst-a', 'm-6:dst-a']);
     const [range] = await decoded(broker.records(topics.retry(1)), 'io.switchyard.pipeline.DeferredRange');
@@ -322,16 +360,16 @@ describe('runFanout: destinations delivery reports refusing', () => {
 
   it('a rate limit\'s hold lapses once the destination has no rate limit: its tasks are written', async () => {
     const broker = new FakeTransactionBroker();
-    const { consumer } = await fanoutOver(broker, { holds: refusing(NOW - 1000, 'rate_limited') });
-    await consumer.deliver(0, [ingest(0, track())]);
+    const { client } = await fanoutOver(broker, { holds: refusing(NOW - 1000, 'rate_limited') });
+    await deliver(client, 0, [ingest(0, track())]);
     assert.equal(broker.records(topics.delivery).length, 2);
     assert.deepEqual(broker.records(topics.retry(1)), []);
   });
 
   it('a refusing state older than the freshness window holds nothing', async () => {
     const broker = new FakeTransactionBroker();
-    const { consumer } = await fanoutOver(broker, { holds: refusing(NOW - REFUSING_FRESH_MS) });
-    await consumer.deliver(0, [ingest(0, track())]);
+    const { client } = await fanoutOver(broker, { holds: refusing(NOW - REFUSING_FRESH_MS) });
+    await deliver(client, 0, [ingest(0, track())]);
     assert.equal(broker.records(topics.delivery).length, 2);
     assert.deepEqual(broker.records(topics.retry(1)), []);
   });
@@ -341,27 +379,27 @@ describe('runFanout: a schema registry that does not answer', () => {
   it('the batch writes nothing and is read again from its first record a second later; then it is fanned out', async (ctx) => {
     ctx.mock.timers.enable({ apis: ['setTimeout'] });
     const broker = new FakeTransactionBroker();
-    const { consumer, metrics } = await fanoutOver(broker);
+    const { client, metrics } = await fanoutOver(broker);
     // A writer schema the codec has not seen yet (a newer producer's, say): it must ask the registry.
     schemaRegistry.alias(77, 'io.switchyard.event.Track');
     const body = codec.encode('io.switchyard.event.Track', track()).subarray(5);
     const batch = [ingest(20, track({ messageId: 'm-20' })), { offset: 21, value: frame(77, body), headers: originHeaders.ingest }];
     schemaRegistry.answering = false;
     try {
-      await consumer.deliver(1, batch);
+      await deliver(client, 1, batch);
     } finally {
       schemaRegistry.answering = true;
     }
     assert.deepEqual(broker.committed, [], 'not even the record before it');
-    assert.deepEqual(consumer.seeks, [{ topic: topics.ingest, partition: 1, offset: '20' }]);
-    assert.deepEqual(consumer.pauses, [[{ topic: topics.ingest, partitions: [1] }]]);
+    assert.deepEqual(client.seeks, [{ topic: topics.ingest, partition: 1, offset: '20' }]);
+    assert.deepEqual(client.pauses, [[{ topic: topics.ingest, partitions: [1] }]]);
     assert.equal(await count(metrics.registryUnavailable), 1);
     assert.equal(await count(metrics.invalid, { reason: 'unknown_schema' }), 0, 'not set aside');
     ctx.mock.timers.tick(999);
-    assert.deepEqual(consumer.resumes, []);
+    assert.deepEqual(client.resumes, []);
     ctx.mock.timers.tick(1);
-    assert.deepEqual(consumer.resumes, [[{ topic: topics.ingest, partitions: [1] }]]);
-    await consumer.deliver(1, batch);
+    assert.deepEqual(client.resumes, [[{ topic: topics.ingest, partitions: [1] }]]);
+    await deliver(client, 1, batch);
     const tasks = await decoded(broker.records(topics.delivery), 'io.switchyard.pipeline.DeliveryTask');
     assert.deepEqual(tasks.map((t) => t.taskId), ['m-20:dst-a', 'm-20:dst-b', 'm-1:dst-a', 'm-1:dst-b']);
     assert.deepEqual(await positions(broker, 1), [22]);

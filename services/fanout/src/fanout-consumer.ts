@@ -2,7 +2,8 @@ import type { AvroCodec, Decoded } from '@switchyard/platform/codec/avro-codec';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import { unreadableRecord } from '@switchyard/platform/codec/invalid-event';
 import { CodecError, RegistryUnavailableError } from '@switchyard/platform/errors';
-import type { Consumer, EachBatchPayload } from '@switchyard/platform/kafka/client';
+import type { ConsumedRecord, ConsumerClient, RecordBatch } from '@switchyard/platform/consuming/consumer-client';
+import { ConsumerRunner } from '@switchyard/platform/consuming/consumer-runner';
 import { writtenBySwitchyard } from '@switchyard/platform/kafka/record-origin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import { uncommittedRecords, type PartitionLease, type PartitionTransactions } from '@switchyard/platform/exactly-once/partition-transactions';
@@ -18,7 +19,6 @@ import { HeldRanges } from './held-ranges.js';
 import { taskPartition, type PartitionLayout } from './task-partitions.js';
 
 export interface FanoutDeps {
-  consumer: Consumer;
   /** One transactional producer per ingest partition: tasks, invalid records and the partition's offset commit together. */
   transactions: Pick<PartitionTransactions, 'withPartition' | 'assign'>;
   codec: AvroCodec;
@@ -67,49 +67,49 @@ const REGISTRY_LOG_MS = 5000;
  * record that cannot be decoded goes to invalid-events with the reason, inside the same transaction,
  * and never stops the partition; so does a direct record (written by no Switchyard service) that
  * breaks a call rule. A schema registry that does not answer says nothing about a record: that
- * batch is read again a second later.
+ * batch is read again a second later. Reads through `runner` (fanoutRunner); resolves once running.
  */
-export async function runFanout(deps: FanoutDeps): Promise<void> {
-  const { consumer, topics } = deps;
-  // Partitions assigned to this instance are fenced in before their first batch; lost ones given up.
-  consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => deps.transactions.assign(payload.memberAssignment[topics.ingest] ?? []));
-  await consumer.subscribe({ topic: topics.ingest, fromBeginning: true });
+export async function runFanout(runner: ConsumerRunner, deps: FanoutDeps): Promise<void> {
   let registryLoggedAt = 0;
-  await consumer.run({
-    autoCommit: false,
-    // The partition batches of one fetch are processed side by side, each in its partition's transaction.
-    partitionsConsumedConcurrently: PARTITIONS_AT_ONCE,
-    eachBatch: async ({ batch, heartbeat, isStale }) => {
-      if (batch.messages.length === 0 || isStale()) return;
-      try {
-        await deps.transactions.withPartition(batch.partition, async (lease) => {
-          const messages = uncommittedRecords(batch, lease, (to) => consumer.seek(to));
-          if (messages.length < batch.messages.length) deps.metrics.skipped.inc(batch.messages.length - messages.length);
-          if (messages.length) await processBatch(deps, batch, messages, lease);
-        });
-      } catch (err) {
-        if (!(err instanceof RegistryUnavailableError)) throw err;
-        // Nothing of the batch was written (it failed before its transaction began): read it again
-        // later from its first record; what a previous commit covered is skipped then, as always.
-        deps.metrics.registryUnavailable.inc();
-        if (deps.clock() - registryLoggedAt >= REGISTRY_LOG_MS) {
-          registryLoggedAt = deps.clock();
-          deps.logger.warn({ err, partition: batch.partition }, 'the schema registry did not answer; the batch is read again once it does');
-        }
-        const partition = { topic: batch.topic, partitions: [batch.partition] };
-        consumer.pause([partition]);
-        consumer.seek({ topic: batch.topic, partition: batch.partition, offset: batch.messages[0]!.offset });
-        setTimeout(() => consumer.resume([partition]), REGISTRY_RETRY_MS).unref();
-        return;
+  await runner.start(async (batch, ctx) => {
+    if (batch.messages.length === 0 || !ctx.current()) return;
+    try {
+      await deps.transactions.withPartition(batch.partition, async (lease) => {
+        const messages = uncommittedRecords(batch, lease, (to) => runner.seek(to));
+        if (messages.length < batch.messages.length) deps.metrics.skipped.inc(batch.messages.length - messages.length);
+        if (messages.length) await processBatch(deps, batch, messages, lease);
+      });
+    } catch (err) {
+      if (!(err instanceof RegistryUnavailableError)) throw err;
+      // Nothing of the batch was written (it failed before its transaction began): read it again
+      // later from its first record; what a previous commit covered is skipped then, as always.
+      deps.metrics.registryUnavailable.inc();
+      if (deps.clock() - registryLoggedAt >= REGISTRY_LOG_MS) {
+        registryLoggedAt = deps.clock();
+        deps.logger.warn({ err, partition: batch.partition }, 'the schema registry did not answer; the batch is read again once it does');
       }
-      await heartbeat();
-    },
+      runner.readAgainLater({ topic: batch.topic, partition: batch.partition, offset: batch.messages[0]!.offset }, REGISTRY_RETRY_MS);
+      return;
+    }
+    await ctx.heartbeat();
   });
 }
 
-type Batch = EachBatchPayload['batch'];
+/**
+ * The runner fan-out reads ingest with, from its first record where the group has no offset. The
+ * handler commits in its transactions (the position log); the partition batches of one fetch are
+ * processed side by side, each in its partition's transaction. Partitions assigned to this
+ * instance are fenced in before their first batch; lost ones given up.
+ */
+export function fanoutRunner(client: ConsumerClient, deps: Pick<FanoutDeps, 'transactions' | 'topics' | 'logger'>): ConsumerRunner {
+  const { topics } = deps;
+  return new ConsumerRunner({
+    client, topics: [topics.ingest], from: 'earliest', commits: 'transactional', partitionsAtOnce: PARTITIONS_AT_ONCE, logger: deps.logger,
+    onAssigned: (assignment) => deps.transactions.assign(assignment.byTopic[topics.ingest] ?? []),
+  });
+}
 
-async function processBatch(deps: FanoutDeps, batch: Batch, messages: Batch['messages'], lease: PartitionLease): Promise<void> {
+async function processBatch(deps: FanoutDeps, batch: RecordBatch, messages: ConsumedRecord[], lease: PartitionLease): Promise<void> {
   const { topics } = deps;
   const tasks: Array<{ key: string; value: Buffer }> = [];
   const invalid: OutMessage[] = [];

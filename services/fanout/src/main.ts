@@ -8,14 +8,15 @@ import { validateRetryPolicy } from '@switchyard/platform/retry-schedule';
 import { partitionCounts } from '@switchyard/platform/kafka/admin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
-import { createConsumer, STAGE_FETCH, type Kafka } from '@switchyard/platform/kafka/client';
+import { STAGE_FETCH, type Kafka } from '@switchyard/platform/kafka/client';
+import { kafkajsConsumer } from '@switchyard/platform/kafka/kafkajs-consumer';
 import { groupIds } from '@switchyard/platform/kafka/groups';
 import { GroupOffsetCommitter } from '@switchyard/platform/exactly-once/group-offset-committer';
 import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
 import { connectPipeline, startConfigView, startPartitionTransactions } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { UsageRecorder } from '@switchyard/platform/usage/usage-recorder';
-import { runFanout } from './fanout-consumer.js';
+import { fanoutRunner, runFanout } from './fanout-consumer.js';
 import { mayHold } from './held-ranges.js';
 import { ReplayRunner } from './replay-runner.js';
 import { fanoutMetrics } from './fanout-metrics.js';
@@ -58,11 +59,11 @@ runMain('fanout', async () => {
   const metrics = fanoutMetrics(runtime.metrics, { bound: config.SWITCHYARD_METRICS_DESTINATIONS, exists: (id) => !configured || configured.destination(id) !== undefined });
   // A short session lets a replacement take over a crashed instance's partitions within seconds.
   // Fetches return as soon as records exist (STAGE_FETCH). Connected once everything else is ready.
-  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, ...STAGE_FETCH }, runtime.logger);
+  const client = kafkajsConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, ...STAGE_FETCH }, runtime.logger);
   // Tasks go out in transactions, one transactional id per ingest partition (fencing across
   // rebalances), each with the partition's position as a record of its own: the group's offsets
   // follow every second, for lag.
-  const groupOffsets = new GroupOffsetCommitter({ topic: topics.ingest, commit: (offsets) => consumer.commitOffsets(offsets), intervalMs: GROUP_OFFSET_INTERVAL_MS, logger: runtime.logger });
+  const groupOffsets = new GroupOffsetCommitter({ topic: topics.ingest, commit: (offsets) => client.commit(offsets), intervalMs: GROUP_OFFSET_INTERVAL_MS, logger: runtime.logger });
   const transactions = await startPartitionTransactions(runtime, config, {
     stage: 'fanout', prefix: config.SWITCHYARD_TOPIC_PREFIX, groupId, topic: topics.ingest, onFence: () => metrics.fenced.inc(),
     positions: { topic: topics.fanoutPositions, codec, groupOffsets },
@@ -92,16 +93,19 @@ runMain('fanout', async () => {
   await replays.start();
   runtime.lifecycle.onShutdown('replays', () => replays.stop());
 
-  await connectClient(runtime.lifecycle, 'consumer', consumer);
+  const runner = fanoutRunner(client, { transactions, topics, logger: runtime.logger });
+  // Connected here for readiness (the runner's connect is answered by this one); shutdown stops
+  // through the runner, which then disconnects the client.
+  await connectClient(runtime.lifecycle, 'consumer', { connect: () => client.connect(), disconnect: () => runner.stop() });
   // Shutdown runs in reverse: the last group offsets go before the consumer leaves its group.
   groupOffsets.start();
   runtime.lifecycle.onShutdown('group-offsets', () => groupOffsets.stop());
-  trackGroupMembership(runtime.lifecycle, consumer);
-  consumer.on(consumer.events.CRASH, ({ payload }) => runtime.logger.error({ err: payload.error, restart: payload.restart }, 'consumer crashed'));
+  trackGroupMembership(runtime.lifecycle, client);
+  client.on('crashed', (err, restart) => runtime.logger.error({ err, restart }, 'consumer crashed'));
   // Partitions may have moved: lag is reported again for the ones this instance now owns.
-  consumer.on(consumer.events.GROUP_JOIN, () => metrics.lag.reset());
-  await runFanout({
-    consumer, transactions, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now,
+  client.on('assigned', () => metrics.lag.reset());
+  await runFanout(runner, {
+    transactions, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now,
     layout, recordTrace: config.FANOUT_RECORD_TRACE, ...(holds ? { holds } : {}), countUsage: (sourceId, receivedAt, outcome, n, reason) => usage.count(sourceId, receivedAt, outcome, n, reason),
   });
 });

@@ -3,7 +3,10 @@ import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { RegistryUnavailableError } from '@switchyard/platform/errors';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
 import { compileFilter, parseDestinationFilter, type CompiledFilter } from '@switchyard/platform/filters/destination-filter';
-import { createConsumer, createProducer, type Consumer, type EachBatchPayload, type Kafka, type Producer } from '@switchyard/platform/kafka/client';
+import type { ConsumedRecord } from '@switchyard/platform/consuming/consumer-client';
+import { ConsumerRunner } from '@switchyard/platform/consuming/consumer-runner';
+import { createProducer, type Kafka, type Producer } from '@switchyard/platform/kafka/client';
+import { kafkajsConsumer } from '@switchyard/platform/kafka/kafkajs-consumer';
 import { groupIds, replayTransactionalId, throwawayGroupPrefixes } from '@switchyard/platform/kafka/groups';
 import { writtenBySwitchyard } from '@switchyard/platform/kafka/record-origin';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
@@ -43,7 +46,7 @@ export class ReplayRunner {
   private readonly replays = new Map<string, Replay>();
   private readonly progress = new Map<string, ReplayProgress>();
   private readonly jobs = new Map<string, ReplayJob>();
-  private consumer: Consumer | undefined;
+  private runner: ConsumerRunner | undefined;
   private owner = false;
   private target: bigint | undefined;
   private position = 0n;
@@ -57,41 +60,41 @@ export class ReplayRunner {
 
   async start(): Promise<void> {
     const { kafka, topics, prefix } = this.deps;
-    const consumer = createConsumer(kafka, { groupId: groupIds(prefix).fanoutReplays, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 500 }, this.log);
-    this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => void this.onJoin(payload.memberAssignment[topics.replays] ?? []));
-    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-      if (payload.topic !== topics.replays) return;
-      const next = BigInt(payload.lastOffset) + 1n;
+    const client = kafkajsConsumer(kafka, { groupId: groupIds(prefix).fanoutReplays, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 500 }, this.log);
+    // Nothing commits this group's offsets (the progress transactions carry none): every join reads
+    // the replays topic from its start, which is how the owner learns every replay and its progress.
+    const runner = new ConsumerRunner({
+      client, topics: [topics.replays], from: 'earliest', commits: 'none', logger: this.log,
+      onAssigned: (assignment) => void this.onJoin(assignment.byTopic[topics.replays] ?? []),
+    });
+    this.runner = runner;
+    client.on('batchEnd', ({ topic, lastOffset }) => {
+      if (topic !== topics.replays) return;
+      const next = BigInt(lastOffset) + 1n;
       if (next > this.position) this.position = next;
       this.checkCaughtUp();
     });
-    await consumer.connect();
-    await consumer.subscribe({ topic: topics.replays, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch }) => {
-        for (const message of batch.messages) {
-          const key = message.key?.toString('utf8') ?? '';
-          if (!message.value) continue;
-          try {
-            const decoded = await this.deps.codec.decode(message.value);
-            if (decoded.name === 'io.switchyard.pipeline.Replay') this.replays.set(decoded.value.id, decoded.value);
-            else if (decoded.name === 'io.switchyard.pipeline.ReplayProgress') this.applyProgress(decoded.value);
-          } catch (err) {
-            if (err instanceof RegistryUnavailableError) throw err; // read again, not skipped
-            this.log.warn({ err, key }, 'unreadable replays record skipped');
-          }
+    await runner.start(async (batch) => {
+      for (const message of batch.messages) {
+        const key = message.key?.toString('utf8') ?? '';
+        if (!message.value) continue;
+        try {
+          const decoded = await this.deps.codec.decode(message.value);
+          if (decoded.name === 'io.switchyard.pipeline.Replay') this.replays.set(decoded.value.id, decoded.value);
+          else if (decoded.name === 'io.switchyard.pipeline.ReplayProgress') this.applyProgress(decoded.value);
+        } catch (err) {
+          if (err instanceof RegistryUnavailableError) throw err; // read again, not skipped
+          this.log.warn({ err, key }, 'unreadable replays record skipped');
         }
-        this.reconcile();
-      },
+      }
+      this.reconcile();
     });
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     await Promise.all([...this.jobs.values()].map((j) => j.stop()));
-    await this.consumer?.disconnect();
+    await this.runner?.stop();
   }
 
   /** Progress only moves forward: an older record read back after a newer one this process wrote is ignored. */
@@ -157,7 +160,7 @@ function doneCount(p: ReplayProgress): number {
 class ReplayJob {
   private cancelled = false;
   private stopped = false;
-  private consumer: Consumer | undefined;
+  private runner: ConsumerRunner | undefined;
   private producer: Producer | undefined;
   private progress: ReplayProgress | undefined;
   private finished!: () => void;
@@ -199,7 +202,7 @@ class ReplayJob {
       await this.consume();
       await this.done;
     } finally {
-      await this.consumer?.disconnect().catch(() => undefined);
+      await this.runner?.stop().catch(() => undefined);
       await this.producer.disconnect().catch(() => undefined);
     }
   }
@@ -254,8 +257,10 @@ class ReplayJob {
     const rate = Math.max(1, Math.min(this.replay.rate, this.deps.maxRate));
     const chunk = chunkSize(rate);
     const target = this.target();
-    const consumer = createConsumer(kafka, { groupId: `${throwawayGroupPrefixes(this.deps.prefix).replayReader}${this.replay.id}-${randomUUID()}`, sessionTimeout: 30_000, heartbeatInterval: 3000, maxWaitTimeInMs: 500, maxBytesPerPartition: 512 * 1024 });
-    this.consumer = consumer;
+    // A group of its own, never committed: where it reads is the replay's progress (seeks below).
+    const client = kafkajsConsumer(kafka, { groupId: `${throwawayGroupPrefixes(this.deps.prefix).replayReader}${this.replay.id}-${randomUUID()}`, sessionTimeout: 30_000, heartbeatInterval: 3000, maxWaitTimeInMs: 500, maxBytesPerPartition: 512 * 1024 });
+    const runner = new ConsumerRunner({ client, topics: [topics.ingest], from: 'earliest', commits: 'none', logger: this.log });
+    this.runner = runner;
     // Timing for the rate: this run's records over this run's time (a restart starts a new window).
     const startedAt = clock();
     const baseRunningMs = this.progress!.runningMs;
@@ -263,7 +268,7 @@ class ReplayJob {
     const part = (partition: number) => this.progress!.partitions.find((p) => p.partition === partition);
     const pauseIfDone = (partition: number) => {
       const p = part(partition);
-      if (p && p.next >= p.end) consumer.pause([{ topic: topics.ingest, partitions: [partition] }]);
+      if (p && p.next >= p.end) runner.pause([{ topic: topics.ingest, partitions: [partition] }]);
     };
     /** Moves a partition past offsets that hold nothing to replay (markers); written with the next commit. */
     const skipTo = (partition: number, offset: number) => {
@@ -274,47 +279,42 @@ class ReplayJob {
       if (remaining(this.progress.partitions) === 0) void this.finish('done').catch((err: unknown) => this.log.warn({ err }, 'finishing a replay failed'));
     };
 
-    consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+    client.on('batchEnd', ({ topic, partition, lastOffset, records }) => {
       // A batch of only transaction markers or aborted records (audiences writes in transactions).
-      if (payload.topic === topics.ingest && payload.batchSize === 0) skipTo(payload.partition, Number(payload.lastOffset) + 1);
+      if (topic === topics.ingest && records === 0) skipTo(partition, Number(lastOffset) + 1);
     });
-    await consumer.connect();
-    await consumer.subscribe({ topic: topics.ingest, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch, heartbeat, isRunning, isStale }) => {
-        const first = part(batch.partition);
-        if (!first || this.stopped || isTerminal(this.progress)) return;
-        const messages = batch.messages.filter((m) => { const o = Number(m.offset); return o >= first.next && o < first.end; });
-        for (let i = 0; i < messages.length; i += chunk) {
-          if (this.stopped || !isRunning() || isStale() || isTerminal(this.progress)) return;
-          if (this.cancelled) { await this.finish('cancelled'); return; }
-          const broken = this.destinationProblem();
-          if (broken) { await this.finish('failed', broken); return; }
-          const p = part(batch.partition)!;
-          const slice = messages.slice(i, i + chunk);
-          const { records, matched, retainedFrom } = await this.chunkTasks(slice, p, target);
-          const last = Number(slice.at(-1)!.offset);
-          scannedThisRun += slice.length;
-          const current = this.progress!;
-          const partitions = current.partitions.map((x) => (x.partition === p.partition ? { ...x, next: last + 1, retainedFrom } : x));
-          const next: ReplayProgress = {
-            ...current, partitions, scanned: current.scanned + slice.length, matched: current.matched + matched,
-            enqueued: current.enqueued + records.length, updatedAt: clock(), runningMs: baseRunningMs + (clock() - startedAt),
-          };
-          if (remaining(partitions) === 0) next.state = 'done';
-          if (!(await this.commit(records, next))) return;
-          await heartbeat();
-          if (next.state === 'done') { this.log.info({ replayId: this.replay.id, scanned: next.scanned, enqueued: next.enqueued }, 'replay finished'); this.finished(); return; }
-          await this.sleep(pauseFor(scannedThisRun, clock() - startedAt, rate));
-        }
-        // Markers at the end of the batch, past its last record, are inside the range too.
-        skipTo(batch.partition, Number(batch.lastOffset()) + 1);
-        pauseIfDone(batch.partition);
-      },
+    await runner.start(async (batch, ctx) => {
+      const first = part(batch.partition);
+      if (!first || this.stopped || isTerminal(this.progress)) return;
+      const messages = batch.messages.filter((m) => { const o = Number(m.offset); return o >= first.next && o < first.end; });
+      for (let i = 0; i < messages.length; i += chunk) {
+        if (this.stopped || !ctx.current() || isTerminal(this.progress)) return;
+        if (this.cancelled) { await this.finish('cancelled'); return; }
+        const broken = this.destinationProblem();
+        if (broken) { await this.finish('failed', broken); return; }
+        const p = part(batch.partition)!;
+        const slice = messages.slice(i, i + chunk);
+        const { records, matched, retainedFrom } = await this.chunkTasks(slice, p, target);
+        const last = Number(slice.at(-1)!.offset);
+        scannedThisRun += slice.length;
+        const current = this.progress!;
+        const partitions = current.partitions.map((x) => (x.partition === p.partition ? { ...x, next: last + 1, retainedFrom } : x));
+        const next: ReplayProgress = {
+          ...current, partitions, scanned: current.scanned + slice.length, matched: current.matched + matched,
+          enqueued: current.enqueued + records.length, updatedAt: clock(), runningMs: baseRunningMs + (clock() - startedAt),
+        };
+        if (remaining(partitions) === 0) next.state = 'done';
+        if (!(await this.commit(records, next))) return;
+        await ctx.heartbeat();
+        if (next.state === 'done') { this.log.info({ replayId: this.replay.id, scanned: next.scanned, enqueued: next.enqueued }, 'replay finished'); this.finished(); return; }
+        await this.sleep(pauseFor(scannedThisRun, clock() - startedAt, rate));
+      }
+      // Markers at the end of the batch, past its last record, are inside the range too.
+      skipTo(batch.partition, Number(batch.lastOffset()) + 1);
+      pauseIfDone(batch.partition);
     });
     for (const p of this.progress!.partitions) {
-      if (p.next < p.end) consumer.seek({ topic: topics.ingest, partition: p.partition, offset: String(p.next) });
+      if (p.next < p.end) runner.seek({ topic: topics.ingest, partition: p.partition, offset: String(p.next) });
       else pauseIfDone(p.partition);
     }
   }
@@ -324,7 +324,7 @@ class ReplayJob {
    * how many matched. The partition's first record tells how far back it is still retained, when
    * the range began before it (`truncated`).
    */
-  private async chunkTasks(slice: readonly EachBatchPayload['batch']['messages'][number][], p: ReplayPartition, target: ReplayTarget): Promise<{ records: TransactionRecord[]; matched: number; retainedFrom: number | null }> {
+  private async chunkTasks(slice: readonly ConsumedRecord[], p: ReplayPartition, target: ReplayTarget): Promise<{ records: TransactionRecord[]; matched: number; retainedFrom: number | null }> {
     const { topics, codec, config, clock } = this.deps;
     const records: TransactionRecord[] = [];
     let matched = 0;
