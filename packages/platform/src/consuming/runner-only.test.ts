@@ -11,16 +11,12 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 
-/** Consumers not moved onto the runner yet: fan-out's, audiences', control's live tail. */
+/** Consumers not moved onto the runner yet: audiences' and control's live tail. */
 const NOT_YET_ON_THE_RUNNER = new Set([
   'services/audiences/src/audience-processor.ts',
   'services/audiences/src/changelog.ts',
   'services/audiences/src/main.ts',
   'services/control/src/live-tail.ts',
-  'services/fanout/src/fanout-consumer.ts',
-  'services/fanout/src/main.ts',
-  'services/fanout/src/replay-runner.ts',
-  'services/fanout/src/test-support/fake-consumer.ts',
 ]);
 
 /** Names a consuming service has no business with: the runner and ConsumerClient replace them. */
