@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { RegistryUnavailableError } from '@switchyard/platform/errors';
 import type { ConfigState } from '@switchyard/platform/config-view/config-state';
-import type { Consumer } from '@switchyard/platform/kafka/client';
+import type { ConsumerClient } from '@switchyard/platform/consuming/consumer-client';
+import { ConsumerRunner } from '@switchyard/platform/consuming/consumer-runner';
 import type { TopicNames } from '@switchyard/platform/kafka/topics';
 import { uncommittedRecords, type PartitionLease, type PartitionTransactions } from '@switchyard/platform/exactly-once/partition-transactions';
 import { originHeaders } from '@switchyard/platform/kafka/record-origin';
@@ -15,6 +16,13 @@ import { applyIdentify, applyTrack, emptyUserState, parseUserState, pruneCounter
 
 /** How often a batch that waits (for a restore, a sync ahead of it) keeps the group membership alive. */
 const HEARTBEAT_WHILE_BUSY_MS = 1000;
+/**
+ * A batch holding a record whose writer schema the registry did not answer for (restarting, say)
+ * is read again this much later; the other partitions go on meanwhile.
+ */
+const REGISTRY_RETRY_MS = 1000;
+/** At most one "registry did not answer" line per this long. */
+const REGISTRY_LOG_MS = 5000;
 
 /** Identify calls this processor writes carry this library name, so it never reads its own output as input. */
 export const EMITTER = 'switchyard-audiences';
@@ -31,7 +39,6 @@ interface UserEntry {
 type Out = { topic: string; key: string; value: Buffer | null; headers?: Readonly<Record<string, string>> };
 
 export interface ProcessorDeps {
-  consumer: Consumer;
   /**
    * One transactional producer per ingest partition: a partition's emitted identify calls, changelog
    * records and consumed offset commit together, and a new owner fences the previous one.
@@ -62,6 +69,7 @@ export class AudienceProcessor {
   private readonly owned = new Set<number>();
   private queue: Promise<unknown> = Promise.resolve();
   private readonly known = new Set<string>();
+  private registryLoggedAt = 0;
 
   constructor(private readonly deps: ProcessorDeps) {}
 
@@ -85,33 +93,54 @@ export class AudienceProcessor {
     for (const a of this.deps.config.audiences()) this.known.add(a.id);
   }
 
-  async start(): Promise<void> {
-    const { consumer, topics } = this.deps;
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      const assigned = payload.memberAssignment[topics.ingest] ?? [];
-      this.owned.clear();
-      for (const p of assigned) this.owned.add(p);
-      this.deps.transactions.assign(assigned);
-    });
-    await consumer.subscribe({ topic: topics.ingest, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch, heartbeat, isStale }) => {
-        if (batch.messages.length === 0 || isStale()) return;
-        // Restoring a partition just fenced in can take longer than the session timeout; kafkajs
-        // heartbeats only between batches unless asked.
-        const beating = setInterval(() => void heartbeat().catch(() => undefined), HEARTBEAT_WHILE_BUSY_MS);
-        try {
-          await this.serialised(() => this.deps.transactions.withPartition(batch.partition, async (lease) => {
-            const messages = uncommittedRecords(batch, lease, (to) => consumer.seek(to));
-            if (messages.length) await this.processBatch(lease, messages, batch.lastOffset());
-          }));
-        } finally {
-          clearInterval(beating);
-        }
-        await heartbeat();
+  /**
+   * The runner the processor reads ingest with, from its first record where the group has no
+   * offset; batches commit their offsets in their transactions. Partitions assigned to this
+   * instance are fenced in (and their state restored) before their first batch; lost ones given up.
+   */
+  runner(client: ConsumerClient): ConsumerRunner {
+    const { topics, transactions, logger } = this.deps;
+    return new ConsumerRunner({
+      client, topics: [topics.ingest], from: 'earliest', commits: 'transactional', logger,
+      onAssigned: (assignment) => {
+        const assigned = assignment.byTopic[topics.ingest] ?? [];
+        this.owned.clear();
+        for (const p of assigned) this.owned.add(p);
+        transactions.assign(assigned);
       },
     });
+  }
+
+  /** Reads through `runner` (made by runner() above); resolves once running. */
+  async start(runner: ConsumerRunner): Promise<void> {
+    await runner.start(async (batch, ctx) => {
+      if (batch.messages.length === 0 || !ctx.current()) return;
+      // Restoring a partition just fenced in can take longer than the session timeout; the client
+      // heartbeats only between batches unless asked.
+      const beating = setInterval(() => void ctx.heartbeat().catch(() => undefined), HEARTBEAT_WHILE_BUSY_MS);
+      try {
+        await this.serialised(() => this.deps.transactions.withPartition(batch.partition, async (lease) => {
+          const messages = uncommittedRecords(batch, lease, (to) => runner.seek(to));
+          if (messages.length) await this.processBatch(lease, messages, batch.lastOffset());
+        }));
+      } catch (err) {
+        if (!(err instanceof RegistryUnavailableError)) throw err;
+        // The transaction was aborted: the batch is read again later from its first record.
+        this.registryUnavailable(err, batch.partition);
+        runner.readAgainLater({ topic: batch.topic, partition: batch.partition, offset: batch.messages[0]!.offset }, REGISTRY_RETRY_MS);
+        return;
+      } finally {
+        clearInterval(beating);
+      }
+      await ctx.heartbeat();
+    });
+  }
+
+  private registryUnavailable(err: RegistryUnavailableError, partition: number): void {
+    const now = this.deps.clock();
+    if (now - this.registryLoggedAt < REGISTRY_LOG_MS) return;
+    this.registryLoggedAt = now;
+    this.deps.logger.warn({ err, partition }, 'the schema registry did not answer; the batch is read again once it does');
   }
 
   /** Emits `false` for memberships whose time windows expired (and computed values that changed). */
@@ -261,7 +290,7 @@ export class AudienceProcessor {
 
   private serialised<T>(work: () => Promise<T>): Promise<T> {
     const run = this.queue.then(work, work);
-    this.queue = run.catch((err: unknown) => this.deps.logger.error({ err }, 'audiences work failed'));
+    this.queue = run.catch((err: unknown) => { if (!(err instanceof RegistryUnavailableError)) this.deps.logger.error({ err }, 'audiences work failed'); });
     return run;
   }
 }

@@ -1,14 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
 import { RegistryUnavailableError } from '@switchyard/platform/errors';
-import { createConsumer, type Admin, type Kafka } from '@switchyard/platform/kafka/client';
+import type { ConsumerClient } from '@switchyard/platform/consuming/consumer-client';
+import { ConsumerRunner } from '@switchyard/platform/consuming/consumer-runner';
+import type { Admin } from '@switchyard/platform/kafka/client';
 import { throwawayGroupPrefixes } from '@switchyard/platform/kafka/groups';
 import type { Logger } from '@switchyard/platform/logger';
 import type { AudienceUserState } from '@switchyard/platform/schemas/generated';
 import type { AudienceMetrics } from './audience-metrics.js';
 
 export interface ChangelogOptions {
-  kafka: Kafka;
+  /** A new member of the consumer group named (each restore reads in a group of its own). */
+  newConsumer: (groupId: string) => ConsumerClient;
   /** Connected; reads where each partition of the changelog ends. */
   admin: Admin;
   codec: AvroCodec;
@@ -27,15 +30,15 @@ export interface ChangelogOptions {
  * record, and resolves with the number read. Called when the partition is fenced in, so no
  * transaction of a previous owner can still be open on it and its end includes that owner's last
  * commit. Read committed: state from aborted transactions never appears. A throwaway consumer group
- * (kafkajs cannot assign partitions by hand) that pauses every other partition when it joins and
+ * (the client cannot assign partitions by hand) that pauses every other partition when it joins and
  * commits nothing. The end offset after a commit is its marker's offset + 1, a record no handler
- * sees, so the position comes from kafkajs's batch events, which report marker-only batches too.
+ * sees, so the position comes from the client's batch ends, which report marker-only batches too.
  * audiences_changelog_lag shows what is left to read, and 0 once the partition's state is restored
  * (an empty changelog partition included) until it is given up (partitionReleased); a restore that
  * fails removes it (the partition is given up).
  */
 export async function restorePartition(opts: ChangelogOptions, partition: number): Promise<number> {
-  const { kafka, admin, codec, topic, logger, metrics, apply, timeoutMs = 60_000 } = opts;
+  const { admin, codec, topic, logger, metrics, apply, timeoutMs = 60_000 } = opts;
   const lag = (records: bigint) => metrics.changelogLag.set({ partition: String(partition) }, Math.max(0, Number(records)));
   const offsets = await admin.fetchTopicOffsets(topic);
   const bounds = offsets.find((o) => o.partition === partition);
@@ -49,11 +52,14 @@ export async function restorePartition(opts: ChangelogOptions, partition: number
   let read = 0;
   let done!: () => void;
   const finished = new Promise<void>((resolve) => { done = resolve; });
-  const consumer = createConsumer(kafka, { groupId: `${throwawayGroupPrefixes(opts.prefix).audiencesRestore}${randomUUID()}`, maxWaitTimeInMs: 200 });
-  consumer.on(consumer.events.GROUP_JOIN, () => { if (others.length) consumer.pause([{ topic, partitions: others }]); });
-  consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
-    if (payload.topic !== topic || payload.partition !== partition) return;
-    const position = BigInt(payload.lastOffset) + 1n;
+  const client = opts.newConsumer(`${throwawayGroupPrefixes(opts.prefix).audiencesRestore}${randomUUID()}`);
+  const runner = new ConsumerRunner({
+    client, topics: [topic], from: 'earliest', commits: 'none', logger,
+    onAssigned: () => { if (others.length) runner.pause([{ topic, partitions: others }]); },
+  });
+  client.on('batchEnd', (batch) => {
+    if (batch.topic !== topic || batch.partition !== partition) return;
+    const position = BigInt(batch.lastOffset) + 1n;
     lag(end - position);
     if (position >= end) done();
   });
@@ -62,26 +68,22 @@ export async function restorePartition(opts: ChangelogOptions, partition: number
     timer = setTimeout(() => reject(new Error(`changelog partition ${partition} not read to offset ${end} within ${timeoutMs} ms`)), timeoutMs);
   });
   try {
-    await consumer.connect();
-    await consumer.subscribe({ topic, fromBeginning: true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch }) => {
-        if (batch.partition !== partition) return; // fetched before the pause took hold
-        for (const message of batch.messages) {
-          const key = message.key?.toString('utf8');
-          if (!key) continue;
-          read++;
-          if (message.value === null) { apply(key, partition, null); continue; }
-          try {
-            const decoded = await codec.decode(message.value);
-            if (decoded.name === 'io.switchyard.pipeline.AudienceUserState') apply(key, partition, decoded.value);
-          } catch (err) {
-            if (err instanceof RegistryUnavailableError) throw err; // read again, not skipped
-            logger.warn({ err, key }, 'unreadable state record skipped');
-          }
+    await runner.start(async (batch) => {
+      if (batch.partition !== partition) return; // fetched before the pause took hold
+      for (const message of batch.messages) {
+        const key = message.key?.toString('utf8');
+        if (!key) continue;
+        read++;
+        if (message.value === null) { apply(key, partition, null); continue; }
+        try {
+          const decoded = await codec.decode(message.value);
+          if (decoded.name === 'io.switchyard.pipeline.AudienceUserState') apply(key, partition, decoded.value);
+        } catch (err) {
+          // Read again, not skipped: a failed batch does not end, so the position stays where it was.
+          if (err instanceof RegistryUnavailableError) throw err;
+          logger.warn({ err, key }, 'unreadable state record skipped');
         }
-      },
+      }
     });
     await Promise.race([finished, timeout]);
     lag(0n);
@@ -91,7 +93,7 @@ export async function restorePartition(opts: ChangelogOptions, partition: number
     throw err;
   } finally {
     clearTimeout(timer);
-    await consumer.disconnect().catch(() => undefined);
+    await runner.stop().catch(() => undefined);
   }
 }
 

@@ -3,9 +3,9 @@
 // enters or leaves an audience or a computed trait changes. Composition root.
 import { z } from 'zod';
 import { loadConfig, commonEnv, env } from '@switchyard/platform/config';
-import { createConsumer } from '@switchyard/platform/kafka/client';
 import { groupIds } from '@switchyard/platform/kafka/groups';
-import { connectClient } from '@switchyard/platform/kafka/connect';
+import { connectClient, trackGroupMembership } from '@switchyard/platform/kafka/connect';
+import { kafkajsConsumer } from '@switchyard/platform/kafka/kafkajs-consumer';
 import { connectPipeline, startConfigView, startPartitionTransactions } from '@switchyard/platform/pipeline';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { audienceMetrics } from './audience-metrics.js';
@@ -34,14 +34,15 @@ runMain('audiences', async () => {
     audienceExists: (id) => view.state.audience(id) !== undefined, traitExists: (id) => view.state.computedTrait(id) !== undefined,
   });
   const groupId = groupIds(config.SWITCHYARD_TOPIC_PREFIX).audiences;
-  const consumer = createConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 500 }, runtime.logger);
+  const client = kafkajsConsumer(kafka, { groupId, sessionTimeout: 10_000, heartbeatInterval: 1000, maxWaitTimeInMs: 500 }, runtime.logger);
   const admin = kafka.admin();
   await connectClient(runtime.lifecycle, 'changelog-admin', admin);
   // State is kept per ingest partition: restored from the changelog when the partition is fenced in
   // (after the previous owner's last transaction ended), forgotten when it is given up.
   // (The callbacks run after a group join, once `processor` below exists.)
   const changelog: ChangelogOptions = {
-    kafka, admin, codec, topic: topics.audiencesState, prefix: config.SWITCHYARD_TOPIC_PREFIX, logger: runtime.logger, metrics,
+    newConsumer: (restoreGroup) => kafkajsConsumer(kafka, { groupId: restoreGroup, maxWaitTimeInMs: 200 }, runtime.logger),
+    admin, codec, topic: topics.audiencesState, prefix: config.SWITCHYARD_TOPIC_PREFIX, logger: runtime.logger, metrics,
     apply: (key, partition, value) => processor.applyChangelog(key, partition, value),
   };
   const transactions = await startPartitionTransactions(runtime, config, {
@@ -54,16 +55,16 @@ runMain('audiences', async () => {
     onReleased: (partition) => { processor.dropPartition(partition); partitionReleased(metrics, partition); },
     onFence: () => metrics.fenced.inc(),
   });
-  const processor = new AudienceProcessor({ consumer, transactions, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now });
+  const processor = new AudienceProcessor({ transactions, codec, config: view.state, topics, metrics, logger: runtime.logger, clock: Date.now });
   processor.markKnownAudiences();
 
-  await connectClient(runtime.lifecycle, 'consumer', consumer);
-  // Ready once in the group; a crash makes it unready until kafkajs restarted it and it joined again.
-  runtime.lifecycle.readiness.set('consumer-group', false);
-  consumer.on(consumer.events.GROUP_JOIN, () => runtime.lifecycle.readiness.set('consumer-group', true));
-  consumer.on(consumer.events.CRASH, () => runtime.lifecycle.readiness.set('consumer-group', false));
+  const runner = processor.runner(client);
+  // Connected here for readiness (the runner's connect is answered by this one); shutdown stops
+  // through the runner, which then disconnects the client.
+  await connectClient(runtime.lifecycle, 'consumer', { connect: () => client.connect(), disconnect: () => runner.stop() });
+  trackGroupMembership(runtime.lifecycle, client);
   view.on('change', () => void processor.backfillNewAudiences().catch((err: unknown) => runtime.logger.error({ err }, 'backfill failed')));
   const timer = setInterval(() => void processor.sync().catch((err: unknown) => runtime.logger.error({ err }, 'sync failed')), config.AUDIENCES_SYNC_INTERVAL);
   runtime.lifecycle.onShutdown('sync-timer', () => clearInterval(timer));
-  await processor.start();
+  await processor.start(runner);
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
-import { createConsumer, type Consumer, type Kafka } from '@switchyard/platform/kafka/client';
+import type { ConsumerClient } from '@switchyard/platform/consuming/consumer-client';
+import { ConsumerRunner } from '@switchyard/platform/consuming/consumer-runner';
 import { LIVE_TAIL_GROUP_PREFIX } from '@switchyard/platform/kafka/groups';
 import type { Logger } from '@switchyard/platform/logger';
 import { Counter, Gauge, type Registry } from '@switchyard/platform/metrics';
@@ -17,7 +18,8 @@ export interface LiveSubscriber {
 }
 
 export interface LiveTailOptions {
-  kafka: Kafka;
+  /** A new member of the consumer group named (each start of the tail makes a group of its own). */
+  newConsumer: (groupId: string) => ConsumerClient;
   codec: AvroCodec;
   /** The ingest topic. */
   topic: string;
@@ -42,7 +44,7 @@ export class LiveTailFullError extends Error {}
 export class LiveTail {
   private readonly subscribers = new Set<LiveSubscriber>();
   private readonly logger: Logger;
-  private consumer: Consumer | undefined;
+  private runner: ConsumerRunner | undefined;
   private ready = false;
   private stopped = false;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -62,7 +64,7 @@ export class LiveTail {
   }
 
   get subscriberCount(): number { return this.subscribers.size; }
-  get running(): boolean { return this.consumer !== undefined; }
+  get running(): boolean { return this.runner !== undefined; }
 
   /** Adds a viewer; returns its unsubscribe function. Throws LiveTailFullError over the limit. */
   subscribe(subscriber: LiveSubscriber): () => void {
@@ -99,8 +101,8 @@ export class LiveTail {
   private reconcile(): void {
     this.transitions = this.transitions.then(async () => {
       const wanted = !this.stopped && this.subscribers.size > 0;
-      if (wanted && !this.consumer) await this.startConsumer();
-      else if (!wanted && this.consumer) await this.stopConsumer();
+      if (wanted && !this.runner) await this.startConsumer();
+      else if (!wanted && this.runner) await this.stopConsumer();
     }).catch((err: unknown) => {
       this.logger.error({ err }, 'live tail consumer failed to start or stop');
       void this.stopConsumer().catch(() => undefined);
@@ -109,60 +111,56 @@ export class LiveTail {
   }
 
   private async startConsumer(): Promise<void> {
-    const consumer = createConsumer(this.opts.kafka, { groupId: `${LIVE_TAIL_GROUP_PREFIX}${randomUUID()}`, maxWaitTimeInMs: 250 });
-    this.consumer = consumer;
+    const client = this.opts.newConsumer(`${LIVE_TAIL_GROUP_PREFIX}${randomUUID()}`);
+    const runner = new ConsumerRunner({ client, topics: [this.opts.topic], from: 'latest', commits: 'none', logger: this.logger });
+    this.runner = runner;
     this.ready = false;
     let joined = false;
-    consumer.on(consumer.events.GROUP_JOIN, () => { joined = true; });
+    client.on('assigned', () => { joined = true; });
     // The first fetch after joining comes after the latest offsets were resolved: from then on
     // nothing accepted is missed, which is what a viewer waiting for "live" needs to know.
-    consumer.on(consumer.events.FETCH, () => {
-      if (!joined || this.ready || this.consumer !== consumer) return;
+    client.on('fetched', () => {
+      if (!joined || this.ready || this.runner !== runner) return;
       this.ready = true;
       for (const s of [...this.subscribers]) s.onReady();
     });
-    consumer.on(consumer.events.CRASH, ({ payload }) => {
-      if (payload.restart) return;
-      this.logger.error({ err: payload.error }, 'live tail consumer crashed');
+    client.on('crashed', (err, restarting) => {
+      if (restarting) return;
+      this.logger.error({ err }, 'live tail consumer crashed');
       this.endAll('consumer_failed');
       this.reconcile();
     });
     this.metrics.running.set(1);
     this.logger.info({ subscribers: this.subscribers.size }, 'live tail started');
-    await consumer.connect();
-    await consumer.subscribe({ topic: this.opts.topic, fromBeginning: false });
-    await consumer.run({
-      autoCommit: false,
-      eachBatch: async ({ batch }) => {
-        const watched = new Set([...this.subscribers].map((s) => s.sourceId));
-        if (watched.size === 0) return;
-        for (const message of batch.messages) {
-          if (!keyMayBelongTo(message.key, watched)) continue;
-          let call: LiveCall | undefined;
-          let sourceId: unknown;
-          try {
-            const decoded = await this.opts.codec.decode(message.value);
-            sourceId = (decoded.value as { sourceId?: unknown }).sourceId;
-            call = liveCall(decoded);
-          } catch (err) {
-            this.logger.debug({ err, partition: batch.partition, offset: message.offset }, 'undecodable ingest record skipped');
-            continue;
-          }
-          if (!call) continue;
-          this.metrics.calls.inc();
-          for (const s of this.subscribers) if (s.sourceId === sourceId) s.onCall(call);
+    await runner.start(async (batch) => {
+      const watched = new Set([...this.subscribers].map((s) => s.sourceId));
+      if (watched.size === 0) return;
+      for (const message of batch.messages) {
+        if (!keyMayBelongTo(message.key, watched)) continue;
+        let call: LiveCall | undefined;
+        let sourceId: unknown;
+        try {
+          const decoded = await this.opts.codec.decode(message.value);
+          sourceId = (decoded.value as { sourceId?: unknown }).sourceId;
+          call = liveCall(decoded);
+        } catch (err) {
+          this.logger.debug({ err, partition: batch.partition, offset: message.offset }, 'undecodable ingest record skipped');
+          continue;
         }
-      },
+        if (!call) continue;
+        this.metrics.calls.inc();
+        for (const s of this.subscribers) if (s.sourceId === sourceId) s.onCall(call);
+      }
     });
   }
 
   private async stopConsumer(): Promise<void> {
-    const consumer = this.consumer;
-    this.consumer = undefined;
+    const runner = this.runner;
+    this.runner = undefined;
     this.ready = false;
     this.metrics.running.set(0);
-    if (!consumer) return;
-    await consumer.disconnect();
+    if (!runner) return;
+    await runner.stop();
     this.logger.info('live tail stopped');
   }
 

@@ -6,6 +6,7 @@ import { retryPolicyLimits } from '@switchyard/platform/destination-retry';
 import { ConfigView } from '@switchyard/platform/config-view/config-view';
 import { AddressPolicy } from '@switchyard/platform/net/address-policy';
 import { connectPipeline } from '@switchyard/platform/pipeline';
+import { kafkajsConsumer } from '@switchyard/platform/kafka/kafkajs-consumer';
 import { originHeaders } from '@switchyard/platform/kafka/record-origin';
 import { createRuntime, runMain } from '@switchyard/platform/runtime';
 import { destinationSchemas } from './api-schemas.js';
@@ -70,7 +71,7 @@ runMain('control', async () => {
   const replays = new ReplayIndex({ kafka, codec, topic: topics.replays, logger: runtime.logger, producer, onProgress: (r, p) => void notifier?.onReplayProgress(r, p) });
   registerIndexMetrics(runtime.metrics, () => ({ traces: { size: traces.traces.size, max: traces.max }, deadLetters, usage: usage.totals }));
   // Reads the ingest topic only while a debugger viewer is connected.
-  const live = new LiveTail({ kafka, codec, topic: topics.ingest, logger: runtime.logger, metrics: runtime.metrics });
+  const live = new LiveTail({ newConsumer: (groupId) => kafkajsConsumer(kafka, { groupId, maxWaitTimeInMs: 250 }, runtime.logger), codec, topic: topics.ingest, logger: runtime.logger, metrics: runtime.metrics });
   runtime.readiness.set('config', false);
   const policy = new AddressPolicy(config.SWITCHYARD_ALLOWED_CIDRS);
   const deps = {

@@ -1,28 +1,25 @@
-// Services consume through the consumer runner (consumer-runner.ts) and nothing else: no service
-// source file, test or not, imports a kafkajs consumer, its batches or its config, or listens to a
-// kafkajs consumer event. The kafkajs consumer lives in one adapter (kafka/kafkajs-consumer.ts).
-// The files in NOT_YET_ON_THE_RUNNER still drive a kafkajs consumer themselves; the list may only
-// shrink (a file on it that no longer offends fails the test too).
+// Code consumes through the consumer runner (consumer-runner.ts) and nothing else: no source file
+// under services/, and none of the platform library outside the kafkajs adapter, imports a kafkajs
+// consumer, its batches or its config, or listens to a kafkajs consumer event. The kafkajs consumer
+// lives in the adapter: kafka/kafkajs-consumer.ts over kafka/client.ts, kafka/access-guard.ts and
+// the corrections in kafkajs/.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+import { dirname, join, posix, relative, sep } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
 
-/** Consumers not moved onto the runner yet: audiences' and control's live tail. */
-const NOT_YET_ON_THE_RUNNER = new Set([
-  'services/audiences/src/audience-processor.ts',
-  'services/audiences/src/changelog.ts',
-  'services/audiences/src/main.ts',
-  'services/control/src/live-tail.ts',
-]);
+/** The kafkajs adapter: the only files that may drive a kafkajs consumer (and their own tests). */
+const ADAPTER = [/^packages\/platform\/src\/kafkajs\//, /^packages\/platform\/src\/kafka\/(?:client|kafkajs-consumer|access-guard)(?:\.test)?\.ts$/, /consuming\/runner-only\.test\.ts$/];
 
 /** Names a consuming service has no business with: the runner and ConsumerClient replace them. */
 const CONSUMER_NAMES = new Set(['Consumer', 'ConsumerConfig', 'ConsumerEvents', 'EachBatchPayload', 'EachMessagePayload', 'Batch', 'createConsumer', 'beforeRejoining']);
-/** An import (type or value) from the kafkajs client modules of the platform. */
-const CLIENT_IMPORT = /import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'@switchyard\/platform\/(?:kafka\/client|kafkajs\/[^']*)'/g;
+/** An import (type or value): the names and where from. */
+const IMPORT = /import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'([^']+)'/g;
+/** The kafkajs client modules of the platform, as a path from the repository's root. */
+const CLIENT_MODULE = /^packages\/platform\/src\/(?:kafka\/client|kafkajs\/[^/]+)$/;
 /** A kafkajs consumer event, as `consumer.events.X` names it. */
 const KAFKAJS_EVENT = /\.events\.(?:GROUP_JOIN|HEARTBEAT|FETCH|FETCH_START|START_BATCH_PROCESS|END_BATCH_PROCESS|CRASH|REBALANCING|STOP|DISCONNECT|CONNECT|REQUEST)\b/;
 
@@ -35,10 +32,18 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-/** What a file does that only the adapter may: each as `file: what`. */
+/** Where an import specifier leads, from the repository's root, without its extension. */
+function importedModule(file: string, specifier: string): string {
+  const path = specifier.startsWith('@switchyard/platform/') ? `packages/platform/src/${specifier.slice('@switchyard/platform/'.length)}`
+    : specifier.startsWith('.') ? posix.join(posix.dirname(file), specifier) : specifier;
+  return path.replace(/\.(?:js|ts)$/, '');
+}
+
+/** What a file (a path from the repository's root) does that only the adapter may: each as `file: what`. */
 export function consumerUses(file: string, text: string): string[] {
   const found: string[] = [];
-  for (const match of text.matchAll(CLIENT_IMPORT)) {
+  for (const match of text.matchAll(IMPORT)) {
+    if (!CLIENT_MODULE.test(importedModule(file, match[2]!))) continue;
     const names = match[1]!.split(',').map((n) => n.replace(/^\s*type\s+/, '').split(/\s+as\s+/)[0]!.trim()).filter(Boolean);
     for (const name of names) if (CONSUMER_NAMES.has(name)) found.push(`${file}: imports ${name}`);
   }
@@ -46,7 +51,7 @@ export function consumerUses(file: string, text: string): string[] {
   return found;
 }
 
-describe('services consume only through the consumer runner', () => {
+describe('code consumes only through the consumer runner', () => {
   it('finds a kafkajs consumer type, its factory and its events, and not the runner or producers', () => {
     assert.deepEqual(consumerUses('a.ts', "import { createConsumer, type Kafka } from '@switchyard/platform/kafka/client';"), ['a.ts: imports createConsumer']);
     assert.deepEqual(consumerUses('a.ts', "import type {\n  Consumer,\n  Producer,\n} from '@switchyard/platform/kafka/client';"), ['a.ts: imports Consumer']);
@@ -55,13 +60,18 @@ describe('services consume only through the consumer runner', () => {
     assert.deepEqual(consumerUses('a.ts', "import { ConsumerRunner } from '@switchyard/platform/consuming/consumer-runner';\nimport { createProducer, type Producer } from '@switchyard/platform/kafka/client';"), []);
   });
 
-  it('no file under services/ uses a kafkajs consumer, but those not moved yet', () => {
-    const files = sourceFiles(join(root, 'services')).map((f) => relative(root, f).split(sep).join('/'));
-    assert.ok(files.length > 50, `scanned services/ (${files.length} files)`);
-    const uses = new Map(files.map((f) => [f, consumerUses(f, readFileSync(join(root, f), 'utf8'))]));
-    const offenders = [...uses].filter(([f]) => !NOT_YET_ON_THE_RUNNER.has(f)).flatMap(([, found]) => found);
+  it('follows relative imports to the client modules and ignores other modules of the same name', () => {
+    assert.deepEqual(consumerUses('packages/platform/src/holds/a.ts', "import { createConsumer } from '../kafka/client.js';"), ['packages/platform/src/holds/a.ts: imports createConsumer']);
+    assert.deepEqual(consumerUses('packages/platform/src/kafka/a.ts', "import type { Consumer } from './client.js';"), ['packages/platform/src/kafka/a.ts: imports Consumer']);
+    assert.deepEqual(consumerUses('packages/platform/src/registry/a.ts', "import type { Consumer } from './client.js';"), []);
+  });
+
+  it('no file under services/ or in the platform library outside the adapter uses a kafkajs consumer', () => {
+    const files = [...sourceFiles(join(root, 'services')), ...sourceFiles(join(root, 'packages', 'platform', 'src'))]
+      .map((f) => relative(root, f).split(sep).join('/'))
+      .filter((f) => !ADAPTER.some((pattern) => pattern.test(f)));
+    assert.ok(files.length > 200, `scanned services/ and packages/platform/src (${files.length} files)`);
+    const offenders = files.flatMap((f) => consumerUses(f, readFileSync(join(root, f), 'utf8')));
     assert.deepEqual(offenders, [], `consume through ConsumerRunner over a ConsumerClient (kafka/kafkajs-consumer.ts):\n${offenders.join('\n')}`);
-    const moved = [...NOT_YET_ON_THE_RUNNER].filter((f) => !uses.get(f)?.length);
-    assert.deepEqual(moved, [], 'on the runner now (or gone): take them off NOT_YET_ON_THE_RUNNER');
   });
 });

@@ -1,4 +1,4 @@
-import type { Admin, Consumer, Producer } from '../kafkajs/index.js';
+import type { Admin, Producer } from '../kafkajs/index.js';
 import type { ConsumerClient } from '../consuming/consumer-client.js';
 import type { Lifecycle } from '../lifecycle.js';
 import { failureWatch } from './failure-watch.js';
@@ -15,7 +15,7 @@ export const STARTUP_UNREACHABLE_MS = 15_000;
  * disconnect with the lifecycle so shutdown leaves the group and flushes in order. While kafkajs
  * retries the connect, /readyz names the broker it cannot reach (failure-watch.ts).
  */
-export async function connectClient(lifecycle: Lifecycle, name: string, client: Producer | Consumer | Admin | { connect(): Promise<void>; disconnect(): Promise<void> }): Promise<void> {
+export async function connectClient(lifecycle: Lifecycle, name: string, client: Producer | Admin | { connect(): Promise<void>; disconnect(): Promise<void> }): Promise<void> {
   lifecycle.readiness.set(name, false, () => failureWatch.unreachable());
   const started = Date.now();
   const deadline = setInterval(() => {

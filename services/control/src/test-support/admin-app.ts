@@ -2,6 +2,7 @@
 // configuration that starts empty and indexes that were never started: no Kafka, no registry.
 import type { FastifyInstance } from 'fastify';
 import type { AvroCodec } from '@switchyard/platform/codec/avro-codec';
+import type { ConsumerClient } from '@switchyard/platform/consuming/consumer-client';
 import { ConfigView } from '@switchyard/platform/config-view/config-view';
 import { retryPolicyLimits } from '@switchyard/platform/destination-retry';
 import { createServer } from '@switchyard/platform/http/server';
@@ -47,7 +48,7 @@ export async function adminApp(opts: { authFailureLimit?: number } = {}): Promis
     deadLetters: new DeadLetterIndex({ kafka, codec, topic: 'dead-letter', logger, max: 10 }),
     traces: new MessageTraceIndex({ kafka, codec, topic: 'attempts', logger, max: 10, windowMs: 86_400_000, clock: Date.now }),
     usage: new UsageIndex({ kafka, codec, topic: 'usage', logger }).totals,
-    live: new LiveTail({ kafka, codec, topic: 'ingest', logger, metrics: registry }),
+    live: new LiveTail({ newConsumer: () => offline<ConsumerClient>('consumer'), codec, topic: 'ingest', logger, metrics: registry }),
     replays: new ReplayIndex({ kafka, codec, topic: 'replays', logger, producer: offline<Producer>('producer') }),
     metrics: adminMetrics(registry),
   };

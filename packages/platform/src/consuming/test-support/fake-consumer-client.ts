@@ -60,6 +60,16 @@ export class FakeConsumerClient implements ConsumerClient {
     await this.rejoinHook?.();
   }
 
+  /** A fetch returned. */
+  fetch(): void {
+    for (const l of this.listeners.fetched) l();
+  }
+
+  /** The consumer failed; `restarting` when the client starts it again by itself. */
+  crash(err: Error, restarting: boolean): void {
+    for (const l of this.listeners.crashed) l(err, restarting);
+  }
+
   heartbeatSucceeded(sentAt: number): void {
     for (const l of this.listeners.heartbeat) l(sentAt);
   }
